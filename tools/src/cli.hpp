@@ -1,0 +1,38 @@
+#pragma once
+// Shared plumbing of the `sohusim` command line: exit codes, how a subcommand
+// registers itself, where presets are looked up, and how errors are printed.
+//
+// Exit codes: 0 ok, 1 the simulation failed, 2 usage or config error.
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace sohusim::tools {
+
+enum ExitCode : int { kOk = 0, kSimulationError = 1, kUsageError = 2 };
+
+// A usage/config problem found by a subcommand itself (exit code 2).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct GlobalOptions {
+  std::vector<std::string> config_dirs;  // --configs DIR (repeatable), searched first
+};
+
+// Each subcommand file defines one of these; it adds its CLI11 subcommand to the
+// root and sets `action` to what runs when that subcommand was chosen.
+using Action = std::function<int()>;
+void add_version_command(CLI::App& root, Action& action);
+void add_config_command(CLI::App& root, const GlobalOptions& global, Action& action);
+void add_demo_command(CLI::App& root, const GlobalOptions& global, Action& action);
+
+// Preset folders, in search order: --configs dirs, $SOHUSIM_CONFIGS, the source
+// tree's configs/ (for a binary run from its build tree), the installed ones.
+std::vector<std::filesystem::path> preset_dirs(const GlobalOptions& global);
+
+}  // namespace sohusim::tools

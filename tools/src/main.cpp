@@ -1,0 +1,51 @@
+// sohusim: the command-line front end. Subcommands live one per file (cmd_*.cpp).
+#include <cstdlib>
+#include <iostream>
+
+#include <systemc>  // declares sc_main (extern "C")
+
+#include "cli.hpp"
+#include "sohusim/sim/config_error.hpp"
+
+// SystemC's library has a main() of its own that prints a copyright banner on
+// stdout before calling sc_main(); our stdout carries results (JSON, tables), so
+// this main() silences the banner and then enters the kernel the official way.
+int main(int argc, char* argv[]) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}
+
+int sc_main(int argc, char* argv[]) {
+  using namespace sohusim::tools;
+  CLI::App app{"sohusim: cycle-approximate simulator of a Sohu-class transformer accelerator"};
+  app.require_subcommand(1);
+  app.fallthrough();
+  GlobalOptions global;
+  app.add_option("--configs", global.config_dirs, "extra folder of presets, searched first (repeatable)");
+  Action action;
+  add_version_command(app, action);
+  add_config_command(app, global, action);
+  add_demo_command(app, global, action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kUsageError;
+  }
+  try {
+    return action ? action() : kUsageError;
+  } catch (const sohusim::sim::ConfigError& e) {
+    std::cerr << e.what() << '\n';
+    return kUsageError;
+  } catch (const UsageError& e) {
+    std::cerr << "sohusim: " << e.what() << '\n';
+    return kUsageError;
+  } catch (const std::exception& e) {
+    std::cerr << "sohusim: error: " << e.what() << '\n';
+    return kSimulationError;
+  }
+}

@@ -1,0 +1,13 @@
+#include "schema_all.hpp"
+
+#include "sohusim/sim/core_schema.hpp"
+
+namespace sohusim::tools {
+
+sim::Schema full_schema() {
+  sim::Schema s = sim::core_schema();
+  s.merge(demo_schema());
+  return s;
+}
+
+}  // namespace sohusim::tools
