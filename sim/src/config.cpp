@@ -2,6 +2,8 @@
 // an immutable Config, and printed back as YAML or JSON.
 #include "sohusim/sim/config.hpp"
 
+#include "config_keys.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <nlohmann/json.hpp>
@@ -108,15 +110,8 @@ std::string_view kind_name(Node::Kind kind) {
 }
 
 std::vector<std::string> split_dots(std::string_view key) {
-  std::vector<std::string> segments;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = key.find('.', start);
-    segments.emplace_back(key.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return segments;
+  const std::vector<std::string_view> views = detail::split_key(key);
+  return {views.begin(), views.end()};
 }
 
 std::string join_key(std::string_view path, std::string_view name) {

@@ -1,6 +1,8 @@
 // Parameter declarations: the builder, value parsing and range checks of one parameter.
 #include "sohusim/sim/config_schema.hpp"
 
+#include "config_keys.hpp"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -12,17 +14,7 @@
 namespace sohusim::sim {
 namespace {
 
-std::vector<std::string_view> split_key(std::string_view key) {
-  std::vector<std::string_view> segments;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = key.find('.', start);
-    segments.push_back(key.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return segments;
-}
+using detail::split_key;
 
 bool valid_segment(std::string_view segment) {
   if (segment == Schema::kAnyName) return true;

@@ -24,48 +24,14 @@
 #include "perfetto_subset.pb.h"
 #include "sohusim/counters/perfetto_writer.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
+#include "trace_test_files.hpp"
 
 namespace sohusim::counters {
 namespace {
 
 namespace pp = perfetto::protos;
 
-std::string unique_temp_path(const std::string& stem) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = std::string(info->test_suite_name()) + "_" + info->name() + "_" + stem;
-  std::replace(name.begin(), name.end(), '/', '_');
-  return (std::filesystem::temp_directory_path() / ("sohusim_" + std::to_string(::getpid()) + "_" + name)).string();
-}
-
-// Trace files the tests wrote, removed after the run unless SOHUSIM_KEEP_TEST_TRACES is set.
-std::vector<std::string>& written_files() {
-  static std::vector<std::string> files;
-  return files;
-}
-
-class RemoveWrittenFiles : public ::testing::Environment {
- public:
-  void TearDown() override {
-    if (std::getenv("SOHUSIM_KEEP_TEST_TRACES") != nullptr) return;
-    std::error_code ignored;
-    for (const std::string& f : written_files()) std::filesystem::remove(f, ignored);
-  }
-};
-
-[[maybe_unused]] ::testing::Environment* const kRemoveWrittenFiles =
-    ::testing::AddGlobalTestEnvironment(new RemoveWrittenFiles);
-
-std::string temp_path(const std::string& stem) {
-  written_files().push_back(unique_temp_path(stem));
-  return written_files().back();
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using namespace testing_files;
 
 // ---- a reader that applies Perfetto's rules ----------------------------------------------
 

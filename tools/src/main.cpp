@@ -26,6 +26,17 @@ int sc_main(int argc, char* argv[]) {
   add_version_command(app, action);
   add_config_command(app, global, action);
   add_demo_command(app, global, action);
+  // CLI11 would only say "a subcommand is required"; name the word it did not know.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == argv[1];
+    if (!known) {
+      std::cerr << "sohusim: unknown subcommand '" << argv[1] << "' (known:";
+      for (const auto* sub : app.get_subcommands({})) std::cerr << ' ' << sub->get_name();
+      std::cerr << "); see sohusim --help\n";
+      return kUsageError;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
