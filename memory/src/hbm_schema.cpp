@@ -1,0 +1,302 @@
+// The hbm.* parameters. Defaults are HBM3-6400 (JESD238 as cited by Ramulator 2.1,
+// DESIGN.md section 7); configs/hbm/*.yaml override them per standard.
+#include "sohusim/memory/hbm_schema.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "sohusim/memory/address_mapping.hpp"
+#include "sohusim/sim/config.hpp"
+
+namespace sohusim::memory {
+
+namespace {
+
+using sim::Config;
+using sim::ConfigDiagnostic;
+using sim::Dimension;
+
+bool is_pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+std::string level_key(const Config& c, DramLevel level) {
+  switch (level) {
+    case DramLevel::Stack: return "hbm.stacks";
+    case DramLevel::Channel: return "hbm.org.channels";
+    case DramLevel::PseudoChannel: return "hbm.org.pseudo_channels";
+    case DramLevel::Sid: return "hbm.org.sids";
+    case DramLevel::BankGroup: return "hbm.org.bank_groups";
+    case DramLevel::Bank: return "hbm.org.banks_per_group";
+    case DramLevel::Row: return c.has("hbm.org.rows") ? "hbm.org.rows" : "hbm.org.die_density";
+    case DramLevel::Column: return "hbm.org.columns";
+  }
+  return "hbm.org";
+}
+
+// Transfers per pin per clock; 0 when data_rate x tCK is not (within 0.1 %) a whole number.
+std::uint32_t transfers_per_clock(const Config& c) {
+  const double tpc = c.get_quantity("hbm.org.data_rate") * c.get_quantity("hbm.timing.tCK");
+  const double rounded = std::round(tpc);
+  if (rounded < 1.0 || std::fabs(tpc - rounded) > 1e-3 * rounded) return 0;
+  return static_cast<std::uint32_t>(rounded);
+}
+
+std::uint64_t derived_rows(const Config& c, std::uint64_t& stack_bytes, std::uint64_t& per_row_set) {
+  stack_bytes = c.get_uint("hbm.org.die_density") * c.get_uint("hbm.org.dies") * (std::uint64_t{1} << 27);
+  per_row_set = c.get_uint("hbm.org.channels") * c.get_uint("hbm.org.pseudo_channels") * c.get_uint("hbm.org.sids") *
+                c.get_uint("hbm.org.bank_groups") * c.get_uint("hbm.org.banks_per_group") *
+                c.get_uint("hbm.org.columns") * (c.get_uint("hbm.org.dq_bits") * c.get_uint("hbm.org.burst_length") / 8);
+  return per_row_set == 0 ? 0 : stack_bytes / per_row_set;
+}
+
+void check_timings(const Config& c, std::vector<ConfigDiagnostic>& out) {
+  const auto v = [&](const char* k) { return c.get_uint(std::string("hbm.timing.") + k); };
+  if (v("tRC") < v("tRAS") + v("tRP")) {
+    out.push_back(c.diagnose("hbm.timing.tRC",
+                             "must be at least tRAS + tRP (" + std::to_string(v("tRAS")) + " + " +
+                                 std::to_string(v("tRP")) + ")",
+                             ">= " + std::to_string(v("tRAS") + v("tRP"))));
+  }
+  if (v("tRAS") < v("tRCDRD")) {
+    out.push_back(c.diagnose("hbm.timing.tRAS", "must be at least tRCDRD (" + std::to_string(v("tRCDRD")) + ")",
+                             ">= " + std::to_string(v("tRCDRD"))));
+  }
+  if (v("tCCD_L") < v("tCCD_S")) {
+    out.push_back(c.diagnose("hbm.timing.tCCD_L", "must be at least tCCD_S", ">= " + std::to_string(v("tCCD_S"))));
+  }
+  if (v("tRRD_L") < v("tRRD_S")) {
+    out.push_back(c.diagnose("hbm.timing.tRRD_L", "must be at least tRRD_S", ">= " + std::to_string(v("tRRD_S"))));
+  }
+  if (v("tWTR_L") < v("tWTR_S")) {
+    out.push_back(c.diagnose("hbm.timing.tWTR_L", "must be at least tWTR_S", ">= " + std::to_string(v("tWTR_S"))));
+  }
+  const std::uint64_t banks = c.get_uint("hbm.org.sids") * c.get_uint("hbm.org.bank_groups") *
+                              c.get_uint("hbm.org.banks_per_group");
+  if (c.get_string("hbm.controller.refresh") == "perbank" && v("tREFI") / banks == 0) {
+    out.push_back(c.diagnose("hbm.timing.tREFI", "per-bank refresh needs tREFI of at least one cycle per bank",
+                             ">= " + std::to_string(banks)));
+  }
+}
+
+void check_geometry(const Config& c, std::vector<ConfigDiagnostic>& out) {
+  const std::uint32_t tpc = transfers_per_clock(c);
+  if (tpc == 0) {
+    out.push_back(c.diagnose("hbm.org.data_rate",
+                             "data_rate x tCK must be a whole number of transfers per clock (4 for HBM3, 2 for HBM2)"));
+  } else if (c.get_uint("hbm.org.burst_length") % tpc != 0) {
+    out.push_back(c.diagnose("hbm.org.burst_length",
+                             "must be a multiple of the transfers per clock (" + std::to_string(tpc) + ")"));
+  } else if (c.get_uint("hbm.timing.tCCD_S") < c.get_uint("hbm.org.burst_length") / tpc) {
+    out.push_back(c.diagnose("hbm.timing.tCCD_S", "must cover the burst on the data bus",
+                             ">= " + std::to_string(c.get_uint("hbm.org.burst_length") / tpc)));
+  }
+  const std::uint64_t access = c.get_uint("hbm.org.dq_bits") * c.get_uint("hbm.org.burst_length") / 8;
+  if (!is_pow2(access) || c.get_uint("hbm.org.dq_bits") * c.get_uint("hbm.org.burst_length") % 8 != 0) {
+    out.push_back(c.diagnose("hbm.org.dq_bits", "dq_bits x burst_length / 8 (the access size) must be a power of two",
+                             "e.g. 32 x 8 / 8 = 32 B"));
+  }
+  if (!c.has("hbm.org.rows")) {
+    std::uint64_t stack_bytes = 0;
+    std::uint64_t per_row = 0;
+    const std::uint64_t rows = derived_rows(c, stack_bytes, per_row);
+    if (rows == 0 || stack_bytes % per_row != 0) {
+      out.push_back(c.diagnose("hbm.org.die_density",
+                               "die_density x dies (" + std::to_string(stack_bytes) +
+                                   " B per stack) is not a whole number of rows of every bank (" +
+                                   std::to_string(per_row) + " B per row across the stack)",
+                               "or set hbm.org.rows"));
+    }
+  }
+  if (!c.has("hbm.timing.tRFCab") && hbm3_trfcab_ns(static_cast<std::uint32_t>(c.get_uint("hbm.org.die_density"))) == 0) {
+    out.push_back(c.diagnose("hbm.org.die_density", "has no tRFCab entry; set hbm.timing.tRFCab",
+                             "8, 16, 24, 32 (Gb per die)"));
+  }
+}
+
+void check_controller(const Config& c, std::vector<ConfigDiagnostic>& out) {
+  const std::uint64_t wq = c.get_uint("hbm.controller.write_queue");
+  const std::uint64_t hi = c.get_uint("hbm.controller.write_high");
+  const std::uint64_t lo = c.get_uint("hbm.controller.write_low");
+  if (hi > wq) {
+    out.push_back(c.diagnose("hbm.controller.write_high", "must not exceed write_queue", "<= " + std::to_string(wq)));
+  }
+  if (lo >= hi) {
+    out.push_back(c.diagnose("hbm.controller.write_low", "must be below write_high", "< " + std::to_string(hi)));
+  }
+}
+
+void check_mapping(const Config& c, std::vector<ConfigDiagnostic>& out) {
+  const bool explicit_fields = !c.get_strings("hbm.mapping.fields").empty();
+  const std::string fields_key = explicit_fields ? "hbm.mapping.fields" : "hbm.mapping.preset";
+  std::vector<std::string> fields = explicit_fields ? c.get_strings("hbm.mapping.fields")
+                                                    : AddressMapping::preset_fields(c.get_string("hbm.mapping.preset"));
+  const std::vector<std::string>& xors = c.get_strings("hbm.mapping.xor");
+  // Geometry first, so a non-power-of-two count is reported at its own key.
+  const DramOrganization org = organization_from_config(c);
+  bool geometry_ok = true;
+  for (DramLevel level : AddressMapping::levels_needing_power_of_two(fields, xors)) {
+    const std::uint64_t count = org.count(level);
+    if (!is_pow2(count)) {
+      geometry_ok = false;
+      out.push_back(c.diagnose(level_key(c, level),
+                               "must be a power of two: the address mapping (" + fields_key +
+                                   ") splits it into bit fields or XORs it, got " + std::to_string(count),
+                               "1, 2, 4, 8, ..."));
+    }
+  }
+  if (!geometry_ok) return;
+  try {
+    AddressMapping mapping(fields, xors, org);
+    (void)mapping;
+  } catch (const std::invalid_argument& e) {
+    const bool xor_problem = std::string(e.what()).find("xor") != std::string::npos;
+    out.push_back(c.diagnose(xor_problem ? "hbm.mapping.xor" : fields_key, e.what()));
+  }
+}
+
+}  // namespace
+
+sim::Schema hbm_schema() {
+  sim::Schema schema;
+  schema.section("hbm", "HBM stacks: detailed DRAM model (standard, geometry, timing, controller, mapping)")
+      .string("name", "hbm3-6400", "name of the DRAM standard/speed bin these values describe")
+      .uinteger("stacks", 1, 1, 16, "HBM stacks behind the memory (a Sohu-class chip has 6)");
+
+  schema.section("hbm.org", "organization of one stack")
+      .uinteger("channels", 16, 1, 64, "independent channels per stack")
+      .uinteger("pseudo_channels", 2, 1, 4, "pseudo-channels per channel (share the command buses)")
+      .uinteger("sids", 1, 1, 4, "stack ids per pseudo-channel (each adds bank_groups x banks_per_group banks)")
+      .uinteger("bank_groups", 4, 1, 16, "bank groups per SID")
+      .uinteger("banks_per_group", 4, 1, 16, "banks per bank group")
+      .uinteger("columns", 32, 1, 4096, "accesses (bursts) per row of one bank: row size / access size")
+      .uinteger("dq_bits", 32, 8, 256, "data pins per pseudo-channel")
+      .uinteger("burst_length", 8, 1, 32, "beats per access (BL)")
+      .quantity("data_rate", Dimension::BitRate, "6.4 Gbps", "0.1 Gbps", "20 Gbps", "data rate per pin")
+      .uinteger("die_density", 16, 1, 64, "DRAM die density in Gb (2^30 bits); sets rows and tRFCab")
+      .uinteger("dies", 8, 1, 16, "DRAM dies per stack (stack height); with die_density sets the capacity")
+      .uinteger("rows", 32768, 1, std::uint64_t{1} << 24, "rows per bank; derived from die_density x dies when unset")
+      .optional();
+
+  schema.section("hbm.timing", "timing; everything but tCK in cycles of tCK")
+      .quantity("tCK", Dimension::Time, "625 ps", "100 ps", "5 ns", "clock period of the command interface")
+      .unit("ps")
+      .uinteger("CL", 20, 1, 200, "read latency: RD to first data beat")
+      .unit("cycles")
+      .uinteger("CWL", 10, 0, 200, "write latency: WR to first data beat")
+      .unit("cycles")
+      .uinteger("tRCDRD", 31, 1, 200, "ACT to RD, same bank")
+      .unit("cycles")
+      .uinteger("tRCDWR", 15, 1, 200, "ACT to WR, same bank")
+      .unit("cycles")
+      .uinteger("tRP", 26, 1, 200, "PRE to ACT, same bank")
+      .unit("cycles")
+      .uinteger("tRAS", 45, 1, 400, "ACT to PRE, same bank")
+      .unit("cycles")
+      .uinteger("tRC", 72, 1, 600, "ACT to ACT, same bank")
+      .unit("cycles")
+      .uinteger("tCCD_S", 2, 1, 32, "column to column, other bank group")
+      .unit("cycles")
+      .uinteger("tCCD_L", 4, 1, 32, "column to column, same bank group")
+      .unit("cycles")
+      .uinteger("tRRD_S", 4, 1, 64, "ACT to ACT, other bank group")
+      .unit("cycles")
+      .uinteger("tRRD_L", 5, 1, 64, "ACT to ACT, same bank group")
+      .unit("cycles")
+      .uinteger("tFAW", 24, 1, 400, "four-activate window per pseudo-channel")
+      .unit("cycles")
+      .uinteger("tWR", 33, 1, 200, "write recovery: last write beat to PRE")
+      .unit("cycles")
+      .uinteger("tRTP", 9, 1, 64, "RD to PRE, same bank")
+      .unit("cycles")
+      .uinteger("tWTR_S", 7, 1, 64, "last write beat to RD, other bank group")
+      .unit("cycles")
+      .uinteger("tWTR_L", 10, 1, 64, "last write beat to RD, same bank group")
+      .unit("cycles")
+      .uinteger("tRTW", 20, 1, 200, "RD to WR turnaround, same pseudo-channel")
+      .unit("cycles")
+      .uinteger("tRFCab", 560, 1, 100000, "all-bank refresh cycle; derived from die_density when unset")
+      .unit("cycles")
+      .optional()
+      .uinteger("tRFCpb", 320, 1, 100000, "per-bank refresh cycle")
+      .unit("cycles")
+      .uinteger("tREFI", 6240, 1, 10000000, "average refresh interval (REFab period; tREFI/banks for REFpb)")
+      .unit("cycles")
+      .uinteger("tRREFD", 13, 1, 200, "REFpb to REFpb or ACT of another bank")
+      .unit("cycles")
+      .uinteger("tACT_bus", 2, 1, 8, "cycles an ACT holds the channel's row command bus")
+      .unit("cycles");
+
+  schema.section("hbm.controller", "memory controller, one per pseudo-channel")
+      .uinteger("read_queue", 64, 1, 1024, "read queue entries")
+      .uinteger("write_queue", 64, 1, 1024, "write queue entries")
+      .uinteger("write_high", 48, 1, 1024, "write-queue level that switches the controller to draining writes")
+      .uinteger("write_low", 16, 0, 1024, "write-queue level at which draining stops (if reads wait)")
+      .uinteger("read_starvation", 2000, 1, 10000000, "cycles a read may wait before write draining yields to it")
+      .unit("cycles")
+      .enumeration("scheduler", "frfcfs", {"frfcfs", "fcfs"}, "frfcfs: row hits first, then oldest; fcfs: oldest only")
+      .enumeration("page_policy", "adaptive", {"open", "closed", "adaptive"},
+                   "open: keep rows open; closed: auto-precharge every access; adaptive: close when no queued "
+                   "request hits the row")
+      .enumeration("refresh", "allbank", {"allbank", "perbank", "off"},
+                   "allbank: REFab every tREFI; perbank: REFpb every tREFI/banks, round robin; off")
+      .uinteger("refresh_postpone", 0, 0, 8,
+                "refreshes that may be owed while row hits are waiting; beyond it refresh is forced")
+      .uinteger("latency", 16, 0, 10000, "controller + PHY cycles added to every completion")
+      .unit("cycles")
+      .uinteger("write_forward_latency", 4, 0, 10000,
+                "cycles for a read served from a queued write to the same address (+ latency)")
+      .unit("cycles");
+
+  schema.section("hbm.mapping", "address mapping: a preset, or an explicit field list (LSB first)")
+      .enumeration("preset", "default", AddressMapping::preset_names(),
+                   "default: stream spread over every pseudo-channel of every stack; RoBaBgCoPcCh: row "
+                   "interleaved; single-pc: a stream stays in one pseudo-channel")
+      .strings("fields", {}, "fields from the least significant bit, e.g. [pseudo_channel, channel, column:2, ...]; "
+                             "overrides preset when not empty")
+      .strings("xor", {}, "XOR pairs target^source, e.g. [bank_group^row]");
+
+  schema.add_check([](const Config& c, std::vector<ConfigDiagnostic>& out) {
+    check_timings(c, out);
+    check_geometry(c, out);
+    check_controller(c, out);
+    if (out.empty()) check_mapping(c, out);
+  });
+  return schema;
+}
+
+DramOrganization organization_from_config(const sim::Config& c) {
+  DramOrganization org;
+  const auto u32 = [&](const char* k) { return static_cast<std::uint32_t>(c.get_uint(k)); };
+  org.stacks = u32("hbm.stacks");
+  org.channels = u32("hbm.org.channels");
+  org.pseudo_channels = u32("hbm.org.pseudo_channels");
+  org.sids = u32("hbm.org.sids");
+  org.bank_groups = u32("hbm.org.bank_groups");
+  org.banks_per_group = u32("hbm.org.banks_per_group");
+  org.columns = u32("hbm.org.columns");
+  org.dq_bits = u32("hbm.org.dq_bits");
+  org.burst_length = u32("hbm.org.burst_length");
+  org.data_rate_bps = c.get_quantity("hbm.org.data_rate");
+  if (c.has("hbm.org.rows")) {
+    org.rows = c.get_uint("hbm.org.rows");
+  } else {
+    std::uint64_t stack_bytes = 0;
+    std::uint64_t per_row = 0;
+    org.rows = derived_rows(c, stack_bytes, per_row);
+  }
+  return org;
+}
+
+std::uint32_t burst_cycles_from_config(const sim::Config& c) {
+  const std::uint32_t tpc = transfers_per_clock(c);
+  return tpc == 0 ? 0 : static_cast<std::uint32_t>(c.get_uint("hbm.org.burst_length")) / tpc;
+}
+
+std::uint32_t trfcab_cycles_from_config(const sim::Config& c) {
+  if (c.has("hbm.timing.tRFCab")) return static_cast<std::uint32_t>(c.get_uint("hbm.timing.tRFCab"));
+  const std::uint64_t ns = hbm3_trfcab_ns(static_cast<std::uint32_t>(c.get_uint("hbm.org.die_density")));
+  const double tck_ns = c.get_quantity("hbm.timing.tCK") * 1e9;
+  // Rounded up, as JEDEC rounds; the small slack absorbs tCK values like 416.667 ps.
+  return static_cast<std::uint32_t>(std::ceil(static_cast<double>(ns) / tck_ns - 1e-6));
+}
+
+}  // namespace sohusim::memory
