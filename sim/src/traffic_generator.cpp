@@ -57,6 +57,10 @@ TrafficGenerator::TrafficGenerator(sc_core::sc_module_name name, const TrafficPa
   SC_THREAD(run);
 }
 
+TrafficGenerator::~TrafficGenerator() {
+  if (in_flight_ != nullptr) in_flight_->release();
+}
+
 std::uint64_t TrafficGenerator::next_address(std::uint64_t i) {
   const std::uint64_t slots = pattern_.window / pattern_.request_bytes;
   switch (pattern_.kind) {
@@ -80,6 +84,7 @@ void TrafficGenerator::run() {
                                                       : is_read(rng_);
     const std::uint64_t addr = next_address(i);
     tlm::tlm_generic_payload& gp = mm_.acquire(pattern_.request_bytes);
+    in_flight_ = &gp;
     gp.set_command(read ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
     gp.set_address(addr);
     gp.set_data_length(static_cast<unsigned int>(pattern_.request_bytes));
@@ -114,6 +119,7 @@ void TrafficGenerator::run() {
       inst_.trace->complete(track_, s, to_ns(end) - s, read ? rd_name_ : wr_name_,
                             {{"addr", addr}, {"bytes", pattern_.request_bytes}, {"ok", ok}}, {}, corr);
     }
+    in_flight_ = nullptr;
     gp.release();
     ++completed_;
     if (pattern_.gap != sc_core::SC_ZERO_TIME) wait(pattern_.gap);

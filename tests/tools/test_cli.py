@@ -11,6 +11,15 @@ BIN = os.environ.get("SOHUSIM_BIN", "sohusim")
 SRC = os.environ.get("SOHUSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
+def read_text(path):
+    with open(path) as fh:
+        return fh.read()
+
+
+def read_json(path):
+    return json.loads(read_text(path))
+
+
 def run(*args, cwd=None):
     p = subprocess.run([BIN, *args], capture_output=True, text=True, cwd=cwd, stdin=subprocess.DEVNULL, timeout=120)
     return p.returncode, p.stdout, p.stderr
@@ -121,10 +130,10 @@ class Demo(unittest.TestCase):
             rc, _, err = run("demo", "--set", "demo.requests=100", "--set", "stats.sample_interval=1 us",
                              "--stats", stats, "--trace", tj)
             self.assertEqual(rc, 0, err)
-            s = json.load(open(stats))
+            s = read_json(stats)
             self.assertEqual(s["demo.gen0.requests"]["value"], 100)
             self.assertEqual(s["demo.gen0.requests"]["unit"], "1")
-            t = json.load(open(tj))
+            t = read_json(tj)
             names = {e.get("name") for e in t["traceEvents"]}
             self.assertIn("read", names)
             self.assertTrue(any(e.get("ph") == "C" for e in t["traceEvents"]), "sampled bandwidth counters")
@@ -138,7 +147,7 @@ class Demo(unittest.TestCase):
             rc, _, err = run("demo", "--set", "demo.requests=50", "--set", "stats.sample_interval=1 us",
                              "--set", "trace.categories=[stats]", "--trace", tj)
             self.assertEqual(rc, 0, err)
-            ev = json.load(open(tj))["traceEvents"]
+            ev = read_json(tj)["traceEvents"]
             self.assertFalse(any(e.get("name") in ("read", "write") for e in ev), "generator slices filtered out")
             self.assertTrue(any(e.get("ph") == "C" for e in ev), "stats counters kept")
 
@@ -147,7 +156,7 @@ class Demo(unittest.TestCase):
             stats = os.path.join(d, "stats.csv")
             rc, _, err = run("demo", "--set", "demo.requests=10", "--stats", stats)
             self.assertEqual(rc, 0, err)
-            text = open(stats).read()
+            text = read_text(stats)
             self.assertTrue(text.startswith("name,kind,unit,value,description\n"))
             self.assertIn("demo.gen0.requests,counter,1,10,", text)
 
@@ -164,9 +173,9 @@ class Demo(unittest.TestCase):
             rc, out, err = run("demo", "--set", "sim.stop_time=2 us", "--stats", stats, "--trace", trace)
             self.assertEqual(rc, 1)
             self.assertIn("stop_time", err)
-            s = json.load(open(stats))
+            s = read_json(stats)
             self.assertGreater(s["demo.gen0.requests"]["value"], 0)
-            json.load(open(trace))  # still a valid file
+            read_json(trace)  # still a valid file
 
     def test_unwritable_trace_path_is_a_clear_error(self):
         rc, _, err = run("demo", "--trace", "/nonexistent/dir/t.pftrace")

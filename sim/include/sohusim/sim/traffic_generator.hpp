@@ -55,6 +55,11 @@ class TrafficGenerator : public sc_core::sc_module {
                    const std::string& stats_prefix, MemoryManager& mm, std::uint64_t& next_correlation_id,
                    std::uint32_t requester_id = 0);
 
+  // A run that stops before the generator finishes (sim.stop_time) leaves its
+  // thread suspended inside a transport call for good; the destructor hands the
+  // payload it holds back to the memory manager, which must outlive the generator.
+  ~TrafficGenerator() override;
+
   bool done() const { return done_; }
   const sc_core::sc_event& done_event() const { return done_event_; }
   std::uint64_t completed() const { return completed_; }
@@ -84,6 +89,7 @@ class TrafficGenerator : public sc_core::sc_module {
   sc_core::sc_event done_event_;
   bool done_ = false;
   std::uint64_t completed_ = 0;
+  tlm::tlm_generic_payload* in_flight_ = nullptr;
   sc_core::sc_time finish_time_;
 };
 
