@@ -1,5 +1,6 @@
 #include "schema_all.hpp"
 
+#include "sohusim/memory/memory_schema.hpp"
 #include "sohusim/sim/core_schema.hpp"
 
 namespace sohusim::tools {
@@ -7,6 +8,7 @@ namespace sohusim::tools {
 sim::Schema full_schema() {
   sim::Schema s = sim::core_schema();
   s.merge(demo_schema());
+  s.merge(memory::memory_schema());
   return s;
 }
 

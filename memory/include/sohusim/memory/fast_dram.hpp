@@ -1,0 +1,191 @@
+#pragma once
+// FastDram: the `fast` fidelity of the HBM — transfer-level timing with per-pseudo-channel
+// occupancy, behind the same MemoryBackend interface as the command-level DramSystem,
+// built from the same DramSpec, AddressMapping and hbm.controller.* configuration, and
+// calibrated against it (docs/memory-frontend.md, tests/memory/test_fast_vs_detailed.cpp).
+//
+// Why it is fast. The detailed model steps a controller per pseudo-channel through every
+// command. FastDram computes each access's timing once, when it is enqueued, in O(1)
+// amortised: it books the access into per-pseudo-channel timelines (activations and
+// data-bus slots) at the earliest time every folded-in constraint allows, and puts its
+// completion on one heap. A multi-access request may come as one bulk request
+// (enqueue_bulk), which books a whole contiguous range into every pseudo-channel it
+// covers with one slot each, in O(pseudo-channels) rather than O(accesses).
+//
+// What each access costs (one pseudo-channel is one server):
+//   - data bus: nBL cycles per access; column-to-column spacing tCCD_S, or tCCD_L within
+//     a bank group; read/write turnarounds as the spec's tRTW (RD->WR) and
+//     CWL + nBL + tWTR_S/L (WR->RD) between neighbouring slots of opposite direction.
+//     Slots are placed at the earliest gap that satisfies the spacing with both
+//     neighbours, not strictly in arrival order: that is what FR-FCFS achieves by letting
+//     a ready request overtake one that waits for its bank.
+//   - rows: a per-bank open-row estimate. A hit goes straight to the column command; a
+//     miss needs an ACT (tRCDRD/WR before the column); a conflict also a PRE first (after
+//     tRAS, tRTP or write recovery; with the adaptive page policy the PRE is taken as
+//     early as those allow, with the open policy not before the conflicting request
+//     arrives). Closed page: every access activates, the bank auto-precharges.
+//   - activations: tRC per bank, tRRD_S/L between ACTs and at most four per tFAW, on a
+//     per-pseudo-channel ACT timeline (so random traffic is tFAW-bound, 25-35 % of peak).
+//   - refresh as a duty cycle: all-bank, a blackout of tRP + tRFCab every tREFI in which
+//     nothing issues and after which every row is closed; per-bank, each bank in turn
+//     blacked out for tRFCpb every tREFI/banks (its row closed); off.
+//   - writes are drained like the controller does: while reads are pending in a
+//     pseudo-channel, writes wait in a buffer until it reaches write_high and are then
+//     booked as a batch down to write_low (one pair of turnarounds per batch, not per
+//     write); with no read pending they are booked at once. A read to a buffered write's
+//     address is served from it (write_forward_latency).
+//   - completion: the last data beat plus hbm.controller.latency, as in DramController.
+// Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
+// activation, `stream_act_cost` cycles, and never more activations than tFAW allows;
+// refresh windows it crosses extend it. Activations are counted from the mapping's
+// structure (distinct bank/row pairs the range visits), without visiting the accesses.
+//
+// Calibration constants (FastDramParams::calibration) were fitted to DramSystem on the
+// shared patterns; the method is in docs/memory-frontend.md and the test that keeps them
+// honest is test_fast_vs_detailed.cpp (bandwidth within 5 %).
+//
+// Stats: the same per-pseudo-channel PcStats as the detailed model (act, pre, rd, wr,
+// refab, refpb, row_hits, row_misses, row_conflicts, bytes_read, bytes_written,
+// busy_cycles, reads_from_write_queue, read_latency, ...) under
+// `<prefix>.s<k>.ch<c>.pc<p>.`, so roll-ups and reports do not depend on the fidelity.
+// Refreshes are counted as the windows a pseudo-channel's bookings pass.
+
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "sohusim/memory/address_mapping.hpp"
+#include "sohusim/memory/dram_controller.hpp"
+#include "sohusim/memory/dram_spec.hpp"
+#include "sohusim/memory/memory_backend.hpp"
+#include "sohusim/sim/instrumentation.hpp"
+
+namespace sohusim::memory {
+
+struct FastDramCalibration {
+  // Bus cycles a streaming (bulk) range loses per row activation it needs, beyond what
+  // the bank-group interleave hides.
+  double stream_act_cost = 0.0;
+  // Scale of the read/write turnaround penalties (1: the spec's values), fitted on the
+  // stream and strided read/write mixes.
+  double turnaround_scale = 0.8;
+  // Bus cycles a streaming (bulk) range loses per per-bank refresh window it crosses.
+  double perbank_stream_cost = 0.0;
+  // Share of tRP + tRFCpb for which a per-bank refresh blocks its bank's activations in
+  // this model: below 1 because the detailed controller refreshes a bank while the
+  // stream works on the others, which a booking model sees only as a delay.
+  double perbank_window_scale = 0.9;
+  // Effective four-activate window as a share of tFAW for single accesses: the detailed
+  // controller packs activations closer to the bound than a booking in arrival order.
+  double faw_scale = 0.92;
+};
+
+struct FastDramParams {
+  ControllerParams controller;
+  FastDramCalibration calibration;
+};
+
+class FastDram final : public MemoryBackend {
+ public:
+  /// Registers per-pseudo-channel stats under `stats_prefix` when inst.registry is set.
+  FastDram(const DramSpec& spec, const AddressMapping& mapping, const FastDramParams& params,
+           const sim::Instrumentation& inst, const std::string& stats_prefix);
+  /// Spec, mapping and controller from `hbm.*`.
+  static std::unique_ptr<FastDram> from_config(const sim::Config& config, const sim::Instrumentation& inst,
+                                               const std::string& stats_prefix);
+  ~FastDram() override;
+
+  std::uint64_t capacity_bytes() const override { return spec_.org.capacity_bytes(); }
+  std::uint32_t access_bytes() const override { return spec_.org.access_bytes(); }
+  double clock_hz() const override { return spec_.clock_hz(); }
+  double peak_bytes_per_second() const override { return spec_.peak_bytes_per_second(); }
+
+  bool can_accept(std::uint64_t addr, bool write) const override;
+  void enqueue(MemRequest request) override;
+  void advance_to(Cycle cycle) override;
+  Cycle now() const override { return now_; }
+  Cycle next_event() const override;
+  std::size_t pending() const override { return pending_; }
+
+  /// A contiguous range [addr, addr + bytes) (aligned to access_bytes()) as one request:
+  /// booked into every pseudo-channel it covers at once, completed with one callback
+  /// (MemRequest{addr, write, id}) when its last access is done. Never refused: the
+  /// owner bounds how many it hands over. Throws like enqueue() for bad ranges.
+  void enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id);
+
+  const DramSpec& spec() const { return spec_; }
+  const AddressMapping& mapping() const { return mapping_; }
+  const FastDramParams& params() const { return params_; }
+
+ private:
+  struct Pc;
+  struct Done {
+    Cycle at;
+    std::uint64_t seq;
+    MemRequest request;
+    std::uint32_t pc;  // whose pending counts it releases; kNoPc for a bulk request
+    bool drain_check;  // not a completion: see whether pc's buffered writes may go
+    bool operator>(const Done& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  static constexpr std::uint32_t kNoPc = 0xffffffffu;
+
+  void check(std::uint64_t addr, std::uint64_t bytes) const;
+  std::uint32_t pc_index(const DecodedAddress& d) const {
+    return (d.stack * spec_.org.channels + d.channel) * spec_.org.pseudo_channels + d.pseudo_channel;
+  }
+  // The end of the refresh window that holds cycle t for `bank` (kAnyGroup: all-bank
+  // windows only), or t itself when none does.
+  Cycle refresh_window_end(std::uint32_t bank, Cycle t) const;
+  // Whether a row opened at `opened` is still open at `used` (no refresh in between).
+  bool row_survives(std::uint32_t bank, Cycle opened, Cycle used) const;
+  // Column-to-column distance from access a to a later access b.
+  Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group) const;
+  // `append`: after everything booked (bulk traffic), not in the earliest gap.
+  Cycle place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, bool append = false);
+  Cycle place_slot(Pc& pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first, std::uint32_t group_last,
+                   bool append = false);
+  // Books one access in its pseudo-channel; returns its completion cycle. `append`: its
+  // data slot goes after everything booked.
+  Cycle book(Pc& pc, const DecodedAddress& d, bool write, Cycle arrival, bool append = false);
+  // Books the oldest buffered writes of a pseudo-channel, leaving `keep`.
+  void drain(std::uint32_t pc, std::size_t keep, Cycle at);
+  Cycle book_stream(Pc& pc, std::uint64_t accesses, std::uint64_t activations, bool write, Cycle arrival);
+  // Row activations a range of groups needs per pseudo-channel; updates stream_open_.
+  std::uint64_t stream_activations(std::uint64_t first_group, std::uint64_t groups);
+  void push_done(Cycle at, const MemRequest& r, std::uint32_t pc);
+  void count_refreshes(Cycle cycle);
+  Cycle t_read_tail() const;  // CL + nBL: from a read's column command to its last beat
+
+  DramSpec spec_;
+  AddressMapping mapping_;
+  FastDramParams params_;
+  std::vector<std::unique_ptr<Pc>> pcs_;
+  std::priority_queue<Done, std::vector<Done>, std::greater<Done>> done_;
+  std::uint64_t seq_ = 0;
+  Cycle now_ = 0;
+  std::size_t pending_ = 0;
+  std::vector<std::uint32_t> drain_;  // pseudo-channels whose buffered writes may go now
+
+  // The mapping's structure for bulk requests: the lowest digits of the access index are
+  // `inner_` columns, then select the pseudo-channel (all `group_pcs_` of them): a group of
+  // inner_ x group_pcs_ consecutive accesses gives each pseudo-channel inner_ accesses to
+  // one row. Above them, `low_radix_` combinations of bank-selecting digits, then
+  // `column_radix_` columns, then the rest (more bank digits, the row).
+  std::uint64_t inner_ = 1;      // columns below the pseudo-channel digits
+  std::uint64_t group_pcs_ = 0;  // 0: the mapping does not allow the bulk shortcut
+  std::uint64_t low_radix_ = 1;
+  std::uint64_t column_radix_ = 1;
+  bool low_has_row_ = false;
+  Cycle stream_gap_ = 2;        // column spacing inside a stream
+  Cycle refresh_step_ = 1;      // tREFI, or tREFI / banks for per-bank refresh
+  Cycle perbank_blackout_ = 0;  // cycles a REFpb blocks its bank
+  Cycle faw_ = 24;              // calibrated four-activate window
+  Cycle refreshes_counted_ = 0;
+  std::vector<std::uint64_t> stream_open_;    // per low digit: the hi last streamed (see .cpp)
+  std::vector<std::uint64_t> stream_counts_;  // per pseudo-channel: accesses of one bulk request
+  counters::Counter* cycles_ = nullptr;
+};
+
+}  // namespace sohusim::memory

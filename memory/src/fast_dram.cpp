@@ -1,0 +1,672 @@
+#include "sohusim/memory/fast_dram.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <stdexcept>
+
+#include "sohusim/memory/hbm_schema.hpp"
+#include "sohusim/sim/config.hpp"
+
+namespace sohusim::memory {
+
+namespace {
+
+constexpr std::uint32_t kClosed = 0xffffffffu;
+constexpr std::uint32_t kAnyGroup = 0xfffffffeu;  // a stream slot: never "the same bank group"
+
+struct Bank {
+  std::uint32_t open_row = kClosed;
+  Cycle act = 0;            // the ACT that opened open_row
+  Cycle pre_allowed = 0;    // earliest PRE: tRAS, tRTP, write recovery
+  Cycle act_allowed = 0;    // earliest ACT of a closed bank: tRC, auto-precharge + tRP
+  std::uint32_t epoch = 0;  // Pc::stream_epoch when open_row was last valid
+};
+
+// A booking on the data bus: column commands from `col` to `last_col` (one access, or a
+// stream of them), all of one direction.
+struct Slot {
+  Cycle col;
+  Cycle last_col;
+  std::uint32_t group_first;
+  std::uint32_t group_last;
+  bool write;
+};
+
+struct Act {
+  Cycle at;
+  std::uint32_t group;
+};
+
+struct Buffered {
+  MemRequest request;
+  DecodedAddress where;
+};
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// The derived stats DramSystem registers at every level, with the same names and units,
+// so reports and roll-ups read the same whichever fidelity ran.
+void add_derived(const counters::Scope& scope, const std::string& glob_prefix, const std::string& cycles, double tck_s,
+                 double peak, const std::string& what) {
+  const std::string bytes = "(sum(" + glob_prefix + "bytes_read) + sum(" + glob_prefix + "bytes_written))";
+  const std::string bandwidth = bytes + " / (" + cycles + " * " + number(tck_s) + ") / 1e9";
+  scope.formula("bandwidth", "GB/s", "bytes read and written per second of elapsed time, " + what, bandwidth);
+  scope.formula("efficiency", "ratio", "bandwidth as a fraction of the data-bus peak, " + what,
+                bandwidth + " / " + number(peak / 1e9));
+  scope.formula("row_hit_rate", "ratio", "row hits / accesses, " + what,
+                "sum(" + glob_prefix + "row_hits) / (sum(" + glob_prefix + "row_hits) + sum(" + glob_prefix +
+                    "row_misses) + sum(" + glob_prefix + "row_conflicts))");
+}
+
+}  // namespace
+
+struct FastDram::Pc {
+  explicit Pc(PcStats s) : stats(std::move(s)) {}
+  PcStats stats;
+  std::vector<Bank> banks;
+  std::deque<Slot> slots;          // sorted by col
+  std::deque<Act> acts;            // sorted by cycle
+  std::vector<Buffered> buffered;  // writes waiting for a drain
+  std::uint32_t reads = 0;         // reads booked or forwarded, not completed
+  std::uint32_t writes = 0;        // writes buffered or booked, not completed
+  Cycle last_read_col = 0;         // reads wait in the controller's queue until then
+  // Column-command cycles of booked accesses: an access holds its queue entry until its
+  // column command issues, as in DramController. Popped lazily.
+  mutable std::priority_queue<Cycle, std::vector<Cycle>, std::greater<Cycle>> read_cols, write_cols;
+  std::size_t queued(bool write, Cycle now) const {
+    auto& q = write ? write_cols : read_cols;
+    while (!q.empty() && q.top() <= now) q.pop();
+    return q.size() + (write ? buffered.size() : 0);
+  }
+  Cycle drain_check = kNever;      // when a drain check is scheduled
+  Cycle stream_act_budget = 0;     // streams' activations fit four per tFAW up to here
+  std::uint32_t stream_epoch = 0;  // bumped by every stream booking: rows unknown after it
+};
+
+FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const FastDramParams& params,
+                   const sim::Instrumentation& inst, const std::string& stats_prefix)
+    : spec_(spec), mapping_(mapping), params_(params) {
+  if (inst.registry == nullptr) throw std::invalid_argument("FastDram: the instrumentation has no registry");
+  const DramOrganization& org = spec_.org;
+  const counters::Scope scope = inst.scope(stats_prefix);
+  cycles_ = &scope.counter("cycles", "cycles", "elapsed memory-clock cycles (tCK), kept by advance_to");
+  const double tck_s = spec_.tCK_seconds();
+  const std::string cycles_name = scope.join("cycles");
+  const auto dotted = [](const counters::Scope& s) { return s.prefix().empty() ? "" : s.prefix() + "."; };
+  pcs_.reserve(org.total_pcs());
+  for (std::uint32_t s = 0; s < org.stacks; ++s) {
+    const counters::Scope stack_scope = scope.sub("s" + std::to_string(s));
+    for (std::uint32_t c = 0; c < org.channels; ++c) {
+      for (std::uint32_t p = 0; p < org.pseudo_channels; ++p) {
+        const counters::Scope pc_scope = stack_scope.sub("ch" + std::to_string(c)).sub("pc" + std::to_string(p));
+        pcs_.push_back(std::make_unique<Pc>(PcStats(pc_scope, tck_s * 1e9)));
+        pcs_.back()->banks.resize(org.banks_per_pc());
+        add_derived(pc_scope, dotted(pc_scope), cycles_name, tck_s, spec_.peak_bytes_per_second_per_pc(),
+                    "this pseudo-channel");
+      }
+    }
+    add_derived(stack_scope, dotted(stack_scope) + "ch*.pc*.", cycles_name, tck_s,
+                spec_.peak_bytes_per_second_per_pc() * org.pcs_per_stack(), "this stack");
+  }
+  add_derived(scope, dotted(scope) + "s*.ch*.pc*.", cycles_name, tck_s, spec_.peak_bytes_per_second(), "all stacks");
+
+  // The mapping's structure, for the bulk shortcut (see the header): [column pieces]
+  // [every pseudo-channel digit] [bank digits] [column pieces] [the rest].
+  const auto& pieces = mapping_.pieces();
+  std::size_t i = 0;
+  const auto is_pc_level = [](DramLevel l) {
+    return l == DramLevel::Stack || l == DramLevel::Channel || l == DramLevel::PseudoChannel;
+  };
+  for (; i < pieces.size() && pieces[i].level == DramLevel::Column; ++i) inner_ *= pieces[i].count;
+  std::uint64_t pcs = 1;
+  for (; i < pieces.size() && is_pc_level(pieces[i].level); ++i) pcs *= pieces[i].count;
+  if (pcs == org.total_pcs()) group_pcs_ = pcs;
+  bool low_alternates_groups = false;
+  for (; i < pieces.size() && pieces[i].level != DramLevel::Column; ++i) {
+    if (pieces[i].level == DramLevel::Row) low_has_row_ = true;
+    if (is_pc_level(pieces[i].level)) group_pcs_ = 0;  // a PC digit above bank digits: no uniform groups
+    if ((pieces[i].level == DramLevel::BankGroup || pieces[i].level == DramLevel::Sid) && pieces[i].count > 1) {
+      low_alternates_groups = true;
+    }
+    low_radix_ *= pieces[i].count;
+  }
+  for (; i < pieces.size() && pieces[i].level == DramLevel::Column; ++i) column_radix_ *= pieces[i].count;
+  for (; i < pieces.size(); ++i) {
+    if (is_pc_level(pieces[i].level) && pieces[i].count > 1) group_pcs_ = 0;
+  }
+  stream_open_.assign(low_radix_, ~0ULL);
+  stream_counts_.assign(org.total_pcs(), 0);
+  const DramTimings& t = spec_.timing;
+  stream_gap_ = std::max<Cycle>(t.burst_cycles, low_alternates_groups ? t.CCD_S : t.CCD_L);
+  faw_ = static_cast<Cycle>(std::llround(params_.calibration.faw_scale * static_cast<double>(t.FAW)));
+  perbank_blackout_ =
+      static_cast<Cycle>(std::llround(params_.calibration.perbank_window_scale * static_cast<double>(t.RP + t.RFCpb)));
+  if (params_.controller.refresh == RefreshMode::PerBank) {
+    refresh_step_ = std::max<Cycle>(1, t.refi_per_bank(org.banks_per_pc()));
+  } else {
+    refresh_step_ = t.REFI;
+  }
+}
+
+FastDram::~FastDram() = default;
+
+std::unique_ptr<FastDram> FastDram::from_config(const sim::Config& config, const sim::Instrumentation& inst,
+                                                const std::string& stats_prefix) {
+  const DramSpec spec = DramSpec::from_config(config);
+  const std::vector<std::string>& fields = config.get_strings("hbm.mapping.fields");
+  const AddressMapping mapping =
+      fields.empty() ? AddressMapping(AddressMapping::preset_fields(config.get_string("hbm.mapping.preset")),
+                                      config.get_strings("hbm.mapping.xor"), spec.org)
+                     : AddressMapping(fields, config.get_strings("hbm.mapping.xor"), spec.org);
+  FastDramParams params;
+  params.controller = ControllerParams::from_config(config);
+  return std::make_unique<FastDram>(spec, mapping, params, inst, stats_prefix);
+}
+
+void FastDram::check(std::uint64_t addr, std::uint64_t bytes) const {
+  if (addr >= capacity_bytes() || bytes > capacity_bytes() - addr) {
+    throw std::out_of_range("FastDram: access of " + std::to_string(bytes) + " B at " + std::to_string(addr) +
+                            " is outside the memory (capacity " + std::to_string(capacity_bytes()) + " B)");
+  }
+  if (addr % access_bytes() != 0 || bytes % access_bytes() != 0 || bytes == 0) {
+    throw std::invalid_argument("FastDram: access of " + std::to_string(bytes) + " B at " + std::to_string(addr) +
+                                " is not a non-empty whole number of aligned " + std::to_string(access_bytes()) +
+                                " B accesses");
+  }
+}
+
+bool FastDram::can_accept(std::uint64_t addr, bool write) const {
+  if (addr >= capacity_bytes()) return true;  // enqueue() reports it
+  const Pc& pc = *pcs_[pc_index(mapping_.decode(addr))];
+  return pc.queued(write, now_) < (write ? params_.controller.write_queue : params_.controller.read_queue);
+}
+
+// ---- refresh windows ----------------------------------------------------------------
+//
+// All-bank: window k >= 1 is [k tREFI, k tREFI + tRP + tRFCab): a PREA and the REFab.
+// Per-bank: the k-th REFpb (k >= 1) at k tREFI/banks refreshes bank (k - 1) mod banks for
+// tRP + tRFCpb. The first refresh falls due one interval in, as in DramController.
+
+Cycle FastDram::refresh_window_end(std::uint32_t bank, Cycle t) const {
+  const DramTimings& tm = spec_.timing;
+  switch (params_.controller.refresh) {
+    case RefreshMode::Off:
+      return t;
+    case RefreshMode::AllBank: {
+      const Cycle k = t / tm.REFI;
+      if (k == 0) return t;
+      const Cycle end = k * tm.REFI + tm.RP + tm.RFCab;
+      return t < end ? end : t;
+    }
+    case RefreshMode::PerBank: {
+      if (bank == kAnyGroup) return t;
+      const Cycle banks = spec_.org.banks_per_pc();
+      const Cycle k = t / refresh_step_;  // the latest REFpb at or before t
+      // The latest REFpb of this bank at or before t: k' <= k with (k' - 1) mod banks == bank.
+      if (k == 0) return t;
+      const Cycle back = (k - 1 + banks - bank % banks) % banks;
+      if (k < back + 1) return t;
+      const Cycle start = (k - back) * refresh_step_;
+      const Cycle end = start + perbank_blackout_;
+      return t < end ? end : t;
+    }
+  }
+  return t;
+}
+
+bool FastDram::row_survives(std::uint32_t bank, Cycle opened, Cycle used) const {
+  used = std::max(used, opened);  // a row booked to open later is open for a booking now
+  switch (params_.controller.refresh) {
+    case RefreshMode::Off:
+      return true;
+    case RefreshMode::AllBank:
+      return opened / spec_.timing.REFI == used / spec_.timing.REFI;
+    case RefreshMode::PerBank: {
+      const Cycle banks = spec_.org.banks_per_pc();
+      // REFpbs of this bank up to t: k with (k - 1) mod banks == bank, 1 <= k <= t / step.
+      const auto count = [&](Cycle t) {
+        const Cycle k = t / refresh_step_;
+        return k < bank + 1 ? 0 : (k - bank - 1) / banks + 1;
+      };
+      return count(opened) == count(used);
+    }
+  }
+  return true;
+}
+
+// ---- booking --------------------------------------------------------------------------
+
+Cycle FastDram::gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group) const {
+  // Minimum distance between the column command of access a and that of a later access b.
+  const DramTimings& t = spec_.timing;
+  const bool same = a_group == b_group && a_group != kAnyGroup;
+  const double scale = params_.calibration.turnaround_scale;
+  if (a_write == b_write) return std::max<Cycle>(t.burst_cycles, same ? t.CCD_L : t.CCD_S);
+  if (!a_write) {
+    // RD -> WR: tRTW, and the write data may not start before the read data ended.
+    const Cycle bus = t.CL + t.burst_cycles > t.CWL ? t.CL + t.burst_cycles - t.CWL : 0;
+    return std::max<Cycle>(bus, static_cast<Cycle>(std::llround(t.RTW * scale)));
+  }
+  // WR -> RD: CWL + nBL + tWTR_S/L.
+  const Cycle wtr = t.CWL + t.burst_cycles + (same ? t.WTR_L : t.WTR_S);
+  return std::max<Cycle>(t.burst_cycles, static_cast<Cycle>(std::llround(static_cast<double>(wtr) * scale)));
+}
+
+Cycle FastDram::place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, bool append) {
+  const DramTimings& t = spec_.timing;
+  const Cycle faw = faw_;
+  auto& acts = pc.acts;
+  if (append && !acts.empty()) lower = std::max(lower, acts.back().at);
+  while (!acts.empty() && acts.front().at + faw + t.RRD_L < now_) acts.pop_front();
+  Cycle c = lower;
+  for (;;) {
+    const Cycle before = c;
+    c = refresh_window_end(kAnyGroup, c);  // all-bank windows block every ACT
+    c = refresh_window_end(bank, c);       // a per-bank window blocks its bank
+    // tRRD against every neighbour.
+    const auto from = std::lower_bound(acts.begin(), acts.end(), c >= faw ? c - faw : 0,
+                                       [](const Act& a, Cycle v) { return a.at < v; });
+    auto it = from;
+    for (; it != acts.end() && it->at < c + faw; ++it) {
+      const Cycle rrd = it->group == group ? t.RRD_L : t.RRD_S;
+      const Cycle lo = it->at > rrd ? it->at - rrd : 0;
+      if (c > lo && c < it->at + rrd) {
+        c = it->at + rrd;
+        break;
+      }
+    }
+    if (c != before) continue;
+    // tFAW: with c inserted, every five consecutive ACTs span at least tFAW.
+    Cycle window[16];
+    std::size_t n = 0, pos = 0;
+    for (it = from; it != acts.end() && it->at < c + faw && n < 15; ++it) {
+      if (it->at <= c) pos = n + 1;
+      window[n++] = it->at;
+    }
+    std::copy_backward(window + pos, window + n, window + n + 1);
+    window[pos] = c;
+    ++n;
+    bool moved = false;
+    for (std::size_t j = pos >= 4 ? pos - 4 : 0; j + 4 < n && j <= pos; ++j) {
+      if (window[j + 4] - window[j] < faw) {
+        c = window[j] + faw;
+        moved = true;
+        break;
+      }
+    }
+    if (!moved && c == before) break;
+  }
+  const auto at = std::upper_bound(acts.begin(), acts.end(), c, [](Cycle v, const Act& a) { return v < a.at; });
+  acts.insert(at, Act{c, group});
+  return c;
+}
+
+Cycle FastDram::place_slot(Pc& pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
+                           std::uint32_t group_last, bool append) {
+  // `length`: cycles from the first to the last column command of the booking.
+  auto& slots = pc.slots;
+  const Cycle span = 64;  // farther apart than any spacing rule
+  while (!slots.empty() && slots.front().last_col + span < now_) slots.pop_front();
+  const DramTimings& t = spec_.timing;
+  const Cycle lat = write ? t.CWL : t.CL;
+  Cycle c = ready;
+  if (append) {
+    // Bulk traffic goes after everything booked: searching a long backlog for gaps would
+    // cost O(backlog) per booking, and a sequential transfer leaves no gaps to fill.
+    if (!slots.empty()) {
+      const Slot& last = slots.back();
+      c = std::max(c, last.last_col + gap(last.write, last.group_last, write, group_first));
+    }
+    c = refresh_window_end(kAnyGroup, c);
+    slots.push_back(Slot{c, c + length, group_first, group_last, write});
+    return c;
+  }
+  for (;;) {
+    const Cycle before = c;
+    if (params_.controller.refresh == RefreshMode::AllBank) {
+      // Nothing issues inside an all-bank refresh window (single accesses move past it;
+      // streams are stretched by book_stream instead).
+      const Cycle end = refresh_window_end(kAnyGroup, c);
+      if (end != c) c = end;
+      const Cycle next_start = (c / t.REFI + 1) * t.REFI;
+      if (length == 0 && c + lat + t.burst_cycles > next_start) c = next_start + t.RP + t.RFCab;
+    }
+    const auto from = std::lower_bound(slots.begin(), slots.end(), c >= span ? c - span : 0,
+                                       [](const Slot& s, Cycle v) { return s.last_col < v; });
+    // One forward pass: moving c later never breaks the spacing to a slot already passed.
+    // A gap is looked for among the next kGapSearch slots only; past them the booking
+    // goes after the last slot (a scheduler's lookahead is finite too, and this keeps a
+    // booking O(1) however long the backlog).
+    constexpr int kGapSearch = 96;
+    int steps = 0;
+    for (auto it = from; it != slots.end() && it->col <= c + length + span; ++it) {
+      if (++steps > kGapSearch) {
+        const Slot& last = slots.back();
+        c = std::max(c, last.last_col + gap(last.write, last.group_last, write, group_first));
+        break;
+      }
+      if (it->col <= c) {
+        const Cycle need = it->last_col + gap(it->write, it->group_last, write, group_first);
+        if (c < need) c = need;
+      } else if (it->col < c + length + gap(write, group_last, it->write, it->group_first)) {
+        c = it->last_col + gap(it->write, it->group_last, write, group_first);
+      }
+    }
+    if (c == before) break;
+  }
+  const auto at = std::upper_bound(slots.begin(), slots.end(), c, [](Cycle v, const Slot& s) { return v < s.col; });
+  slots.insert(at, Slot{c, c + length, group_first, group_last, write});
+  return c;
+}
+
+Cycle FastDram::book(Pc& pc, const DecodedAddress& d, bool write, Cycle arrival, bool append) {
+  const DramTimings& t = spec_.timing;
+  const DramOrganization& org = spec_.org;
+  const ControllerParams& cp = params_.controller;
+  const std::uint32_t group = d.sid * org.bank_groups + d.bank_group;
+  const std::uint32_t bank_index = group * org.banks_per_group + d.bank;
+  Bank& b = pc.banks[bank_index];
+
+  if (b.epoch != pc.stream_epoch) {
+    b.open_row = kClosed;  // a stream went through since this bank was last used
+    b.epoch = pc.stream_epoch;
+  }
+  bool open = b.open_row != kClosed && cp.page_policy != PagePolicy::Closed;
+  if (open && !row_survives(bank_index, b.act, arrival)) {
+    open = false;  // a refresh closed it
+    b.open_row = kClosed;
+  }
+  Cycle col_ready = arrival;
+  if (open && b.open_row == d.row) {
+    pc.stats.row_hits.inc();
+    col_ready = std::max(arrival, b.act + (write ? t.RCDWR : t.RCDRD));
+  } else {
+    Cycle act_lower = std::max(arrival, b.act_allowed);
+    if (open) {
+      // A conflict: precharge the open row first.
+      const Cycle pre = cp.page_policy == PagePolicy::Adaptive ? b.pre_allowed : std::max(arrival, b.pre_allowed);
+      act_lower = std::max({act_lower, pre + t.RP, b.act + t.RC});
+      pc.stats.row_conflicts.inc();
+      pc.stats.pre.inc();
+    } else {
+      pc.stats.row_misses.inc();
+    }
+    const Cycle act = place_act(pc, act_lower, group, bank_index);
+    pc.stats.act.inc();
+    b.open_row = d.row;
+    b.act = act;
+    b.pre_allowed = act + t.RAS;
+    b.act_allowed = act + t.RC;
+    col_ready = act + (write ? t.RCDWR : t.RCDRD);
+  }
+  const Cycle col = place_slot(pc, col_ready, 0, write, group, group, append);
+  (write ? pc.write_cols : pc.read_cols).push(col);
+  const Cycle data_end = col + (write ? t.CWL : t.CL) + t.burst_cycles;
+  b.pre_allowed = std::max(b.pre_allowed, write ? col + t.CWL + t.burst_cycles + t.WR : col + t.RTP);
+  if (cp.page_policy == PagePolicy::Closed) {
+    b.open_row = kClosed;  // auto-precharge
+    b.act_allowed = std::max(b.act + t.RC, b.pre_allowed + t.RP);
+  }
+  pc.stats.busy_cycles.inc(t.burst_cycles);
+  if (write) {
+    pc.stats.wr.inc();
+    pc.stats.bytes_written.inc(org.access_bytes());
+  } else {
+    pc.stats.rd.inc();
+    pc.stats.bytes_read.inc(org.access_bytes());
+  }
+  return data_end + cp.latency;
+}
+
+void FastDram::push_done(Cycle at, const MemRequest& r, std::uint32_t pc) {
+  done_.push(Done{at, seq_++, r, pc, false});
+}
+
+Cycle FastDram::t_read_tail() const {
+  return spec_.timing.CL + spec_.timing.burst_cycles;
+}
+
+void FastDram::enqueue(MemRequest request) {
+  check(request.addr, access_bytes());
+  request.arrival = now_;
+  const DecodedAddress d = mapping_.decode(request.addr);
+  const std::uint32_t index = pc_index(d);
+  Pc& pc = *pcs_[index];
+  const ControllerParams& cp = params_.controller;
+  if (pc.queued(request.write, now_) >= (request.write ? cp.write_queue : cp.read_queue)) {
+    throw std::logic_error("FastDram::enqueue: the queue for address " + std::to_string(request.addr) +
+                           " is full (call can_accept first)");
+  }
+  ++pending_;
+  if (request.write) {
+    pc.stats.write_queue.sample(static_cast<double>(pc.queued(true, now_)));
+    ++pc.writes;
+    if (pc.last_read_col > now_) {
+      // Reads wait for their column commands: the controller keeps writes queued until
+      // the high watermark, or until no read waits any more.
+      pc.buffered.push_back(Buffered{request, d});
+      if (pc.buffered.size() >= cp.write_high) {
+        drain(index, cp.write_low, now_);
+      } else if (pc.drain_check == kNever) {
+        pc.drain_check = pc.last_read_col;
+        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, true});
+      }
+    } else {
+      push_done(book(pc, d, true, now_), request, index);
+    }
+    return;
+  }
+  pc.stats.read_queue.sample(static_cast<double>(pc.queued(false, now_)));
+  ++pc.reads;
+  for (const Buffered& w : pc.buffered) {
+    if (w.request.addr == request.addr) {
+      pc.stats.reads_from_write_queue.inc();
+      const Cycle done = now_ + cp.write_forward_latency + cp.latency;
+      pc.stats.read_latency.sample(static_cast<double>(done - now_) * pc.stats.tck_ns);
+      push_done(done, request, index);
+      return;
+    }
+  }
+  const Cycle done = book(pc, d, false, now_);
+  pc.last_read_col = std::max(pc.last_read_col, done - cp.latency - t_read_tail());
+  pc.stats.read_latency.sample(static_cast<double>(done - now_) * pc.stats.tck_ns);
+  push_done(done, request, index);
+}
+
+void FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
+  Pc& pc = *pcs_[index];
+  if (pc.buffered.size() <= keep) return;
+  const std::size_t n = pc.buffered.size() - keep;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Buffered& w = pc.buffered[i];
+    push_done(book(pc, w.where, true, at), w.request, index);
+  }
+  pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+void FastDram::advance_to(Cycle cycle) {
+  if (cycle < now_) {
+    throw std::logic_error("FastDram::advance_to: cycle " + std::to_string(cycle) + " is before now (" +
+                           std::to_string(now_) + ")");
+  }
+  const Cycle start = now_;
+  while (!done_.empty() && done_.top().at <= cycle) {
+    const Done d = done_.top();
+    done_.pop();
+    now_ = std::max(now_, d.at);
+    if (d.drain_check) {
+      Pc& pc = *pcs_[d.pc];
+      pc.drain_check = kNever;
+      if (pc.buffered.empty()) continue;
+      if (pc.last_read_col <= now_) {
+        drain(d.pc, 0, now_);  // no read waits: the writes go now
+      } else {
+        pc.drain_check = pc.last_read_col;
+        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, true});
+      }
+      continue;
+    }
+    --pending_;
+    if (d.pc != kNoPc) {
+      Pc& pc = *pcs_[d.pc];
+      if (d.request.write) {
+        --pc.writes;
+      } else {
+        --pc.reads;
+      }
+    }
+    complete(d.request, d.at);
+  }
+  count_refreshes(cycle);
+  now_ = cycle;
+  *cycles_ += cycle - start;
+}
+
+void FastDram::count_refreshes(Cycle cycle) {
+  // Refreshes happen whether or not the memory is busy; counted per interval crossed.
+  if (params_.controller.refresh == RefreshMode::Off) return;
+  const Cycle before = refreshes_counted_ / refresh_step_;
+  const Cycle after = cycle / refresh_step_;
+  if (after == before) return;
+  for (auto& pc : pcs_) {
+    (params_.controller.refresh == RefreshMode::AllBank ? pc->stats.refab : pc->stats.refpb).inc(after - before);
+  }
+  refreshes_counted_ = cycle;
+}
+
+Cycle FastDram::next_event() const {
+  return done_.empty() ? kNever : done_.top().at;
+}
+
+// ---- bulk ---------------------------------------------------------------------------
+
+std::uint64_t FastDram::stream_activations(std::uint64_t j0, std::uint64_t groups) {
+  // Group j = lo + L * (column + C * hi): lo picks a bank (bank group, ...), hi the rest of
+  // the bank and the row. A bank needs an ACT when the hi it is visited with is not the one
+  // it was last visited with; stream_open_[lo] remembers that (the same for every
+  // pseudo-channel, since every group touches each of them once).
+  if (groups == 0) return 0;
+  if (low_has_row_) return groups;
+  const std::uint64_t lo_count = low_radix_;
+  const std::uint64_t block = low_radix_ * column_radix_;
+  std::uint64_t acts = 0;
+  const auto visit = [&](std::uint64_t h, std::uint64_t start, std::uint64_t len) {
+    const std::uint64_t n = std::min(len, lo_count);
+    for (std::uint64_t t = 0; t < n; ++t) {
+      std::uint64_t& open = stream_open_[(start + t) % lo_count];
+      if (open != h) {
+        ++acts;
+        open = h;
+      }
+    }
+  };
+  const std::uint64_t h0 = j0 / block;
+  const std::uint64_t h1 = (j0 + groups - 1) / block;
+  visit(h0, j0, std::min(groups, (h0 + 1) * block - j0));
+  if (h1 > h0) {
+    if (h1 - h0 > 1) {
+      acts += (h1 - h0 - 1) * lo_count;
+      std::fill(stream_open_.begin(), stream_open_.end(), h1 - 1);
+    }
+    visit(h1, h1 * block, j0 + groups - h1 * block);
+  }
+  return acts;
+}
+
+Cycle FastDram::book_stream(Pc& pc, std::uint64_t accesses, std::uint64_t activations, bool write, Cycle arrival) {
+  const DramTimings& t = spec_.timing;
+  const DramOrganization& org = spec_.org;
+  const ControllerParams& cp = params_.controller;
+  const double per_act = params_.calibration.stream_act_cost;
+  Cycle length = accesses * stream_gap_ + static_cast<Cycle>(std::llround(per_act * static_cast<double>(activations)));
+  // At most four ACTs per tFAW, over the pseudo-channel's streams rather than per slot:
+  // a slot that activates more often than that waits for the window.
+  pc.stream_act_budget = std::max(pc.stream_act_budget, arrival);
+  pc.stream_act_budget += (activations * t.FAW) / 4;
+  length = length > stream_gap_ ? length - stream_gap_ : 0;  // first to last column command
+  Cycle ready = arrival + (activations > 0 ? (write ? t.RCDWR : t.RCDRD) : 0);
+  if (pc.stream_act_budget > arrival + length) ready = std::max(ready, pc.stream_act_budget - length);
+  Cycle col = place_slot(pc, ready, length, write, kAnyGroup, kAnyGroup, true);
+  // Refresh windows inside the stream stretch it: all-bank ones stop it for their length,
+  // per-bank ones cost a calibrated stall each.
+  if (cp.refresh == RefreshMode::AllBank) {
+    Cycle extended = length;
+    for (Cycle k = col / t.REFI + 1; k * t.REFI <= col + extended; ++k) extended += t.RP + t.RFCab;
+    if (extended != length) {
+      pc.slots.back().last_col = col + extended;  // appended: the stream's slot is the back
+      length = extended;
+    }
+  } else if (cp.refresh == RefreshMode::PerBank) {
+    const Cycle windows = (col + length) / refresh_step_ - col / refresh_step_;
+    const Cycle extra =
+        static_cast<Cycle>(std::llround(params_.calibration.perbank_stream_cost * static_cast<double>(windows)));
+    if (extra > 0) {
+      pc.slots.back().last_col = col + length + extra;
+      length += extra;
+    }
+  }
+  ++pc.stream_epoch;  // closes every row: which rows the stream left open is not tracked
+  pc.stats.act.inc(activations);
+  pc.stats.row_misses.inc(activations);
+  pc.stats.row_hits.inc(accesses - std::min(accesses, activations));
+  pc.stats.busy_cycles.inc(accesses * t.burst_cycles);
+  if (write) {
+    pc.stats.wr.inc(accesses);
+    pc.stats.bytes_written.inc(accesses * org.access_bytes());
+  } else {
+    pc.stats.rd.inc(accesses);
+    pc.stats.bytes_read.inc(accesses * org.access_bytes());
+  }
+  return col + length + (write ? t.CWL : t.CL) + t.burst_cycles + cp.latency;
+}
+
+void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id) {
+  check(addr, bytes);
+  const std::uint64_t a = access_bytes();
+  const std::uint64_t i0 = addr / a;
+  const std::uint64_t i1 = (addr + bytes) / a;
+  Cycle done = now_;
+  const auto single = [&](std::uint64_t i) {
+    const DecodedAddress d = mapping_.decode(i * a);
+    done = std::max(done, book(*pcs_[pc_index(d)], d, write, now_));
+  };
+  if (group_pcs_ == 0) {
+    for (std::uint64_t i = i0; i < i1; ++i) single(i);
+  } else {
+    const std::uint64_t p = group_pcs_ * inner_;  // accesses per group: inner_ to each PC
+    const std::uint64_t g0 = (i0 + p - 1) / p;
+    const std::uint64_t g1 = i1 / p;
+    if (g1 <= g0) {
+      for (std::uint64_t i = i0; i < i1; ++i) single(i);  // less than one whole group
+    } else {
+      // Whole groups give every pseudo-channel inner_ accesses each; the partial groups at
+      // the two ends add, per pseudo-channel, the accesses whose digit falls in them.
+      std::fill(stream_counts_.begin(), stream_counts_.end(), (g1 - g0) * inner_);
+      const auto partial = [&](std::uint64_t from, std::uint64_t to) {  // within one group
+        const std::uint64_t base = from / p * p;
+        const std::uint64_t lo = from - base, hi = to - base;
+        for (std::uint64_t digit = lo / inner_; digit * inner_ < hi; ++digit) {
+          const std::uint64_t n = std::min(hi, (digit + 1) * inner_) - std::max(lo, digit * inner_);
+          stream_counts_[pc_index(mapping_.decode((base + digit * inner_) * a))] += n;
+        }
+      };
+      if (i0 < g0 * p) partial(i0, g0 * p);
+      if (g1 * p < i1) partial(g1 * p, i1);
+      const std::uint64_t first = i0 / p;
+      const std::uint64_t acts = stream_activations(first, (i1 + p - 1) / p - first);
+      for (std::size_t k = 0; k < pcs_.size(); ++k) {
+        if (stream_counts_[k] > 0) done = std::max(done, book_stream(*pcs_[k], stream_counts_[k], acts, write, now_));
+      }
+    }
+  }
+  ++pending_;
+  push_done(done, MemRequest{addr, write, id, now_}, kNoPc);
+}
+
+}  // namespace sohusim::memory

@@ -1,0 +1,118 @@
+// The fast fidelity against the detailed one on the shared patterns (issue 3): the same
+// request streams, from the same driver, into FastDram and DramSystem built from the same
+// configuration; their bandwidths must differ by at most 5 %. Both figures are printed,
+// so the table in docs/memory-frontend.md can be refreshed from a test log.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hbm_test_support.hpp"
+#include "pattern_driver.hpp"
+#include "sohusim/counters/registry.hpp"
+#include "sohusim/memory/dram_system.hpp"
+#include "sohusim/memory/fast_dram.hpp"
+
+namespace sohusim::memory {
+namespace {
+
+using test::DrivenPattern;
+
+struct Case {
+  std::string name;
+  std::vector<std::string> sets;
+  DrivenPattern pattern;
+  // The bound this case is held to: 5 %, except for a known gap (docs/memory-frontend.md,
+  // "Calibration"): a read/write mix strided over many rows of each bank, where the
+  // detailed controller's write batching finds more row hits than the fast model's; held
+  // to 10 % so that a regression still fails it.
+  double tolerance = 0.05;
+};
+
+struct Pair {
+  test::DrivenResult fast, detailed;
+};
+
+Pair run_both(const Case& c) {
+  const sim::Config config = hbmtest::hbm_config("hbm/hbm3-6400", c.sets);
+  Pair p;
+  {
+    counters::Registry reg;
+    auto detailed = DramSystem::from_config(config, counters::Scope(reg, "d"));
+    p.detailed = test::drive(*detailed, c.pattern);
+  }
+  {
+    counters::Registry reg;
+    sim::Instrumentation inst{&reg, nullptr, 0};
+    auto fast = FastDram::from_config(config, inst, "f");
+    p.fast = test::drive(*fast, c.pattern);
+  }
+  const double diff = (p.fast.bytes_per_second - p.detailed.bytes_per_second) / p.detailed.bytes_per_second;
+  std::printf(
+      "%-34s detailed %6.1f GB/s (%5.1f%%)  fast %6.1f GB/s (%5.1f%%)  diff %+5.1f%%  "
+      "read latency %5.0f / %5.0f cycles\n",
+      c.name.c_str(), p.detailed.bytes_per_second / 1e9, 100 * p.detailed.efficiency, p.fast.bytes_per_second / 1e9,
+      100 * p.fast.efficiency, 100 * diff, p.detailed.avg_read_latency_cycles, p.fast.avg_read_latency_cycles);
+  return p;
+}
+
+DrivenPattern pattern(DrivenPattern::Kind kind, double reads, std::uint32_t initiators, std::uint32_t outstanding,
+                      std::uint64_t requests, std::uint64_t stride = 4096) {
+  DrivenPattern p;
+  p.kind = kind;
+  p.read_fraction = reads;
+  p.initiators = initiators;
+  p.outstanding = outstanding;
+  p.requests = requests;
+  p.stride = stride;
+  return p;
+}
+
+// Several initiators with 512 requests in flight each: enough to fill every controller
+// queue, the regime in which bandwidth (not latency) is what a workload sees.
+std::vector<Case> shared_patterns() {
+  using K = DrivenPattern::Kind;
+  const std::uint64_t n = 100000;
+  return {
+      {"stream read", {}, pattern(K::Stream, 1.0, 4, 512, n)},
+      {"stream read, refresh off", {"hbm.controller.refresh=off"}, pattern(K::Stream, 1.0, 4, 512, n)},
+      {"random read, per-bank refresh", {"hbm.controller.refresh=perbank"}, pattern(K::Random, 1.0, 4, 512, n)},
+      {"stream write", {}, pattern(K::Stream, 0.0, 4, 512, n)},
+      {"stream 70% read", {}, pattern(K::Stream, 0.7, 4, 512, n)},
+      {"stream 50% read", {}, pattern(K::Stream, 0.5, 4, 512, n)},
+      {"strided 4 KiB read", {}, pattern(K::Strided, 1.0, 4, 512, n / 4, 4096)},
+      {"strided 1056 B 80% read", {}, pattern(K::Strided, 0.8, 8, 256, n / 2, 1056), 0.10},
+      {"strided 2080 B 80% read", {}, pattern(K::Strided, 0.8, 4, 512, n / 2, 2080)},
+      {"random read", {}, pattern(K::Random, 1.0, 4, 512, n)},
+      {"random read, refresh off", {"hbm.controller.refresh=off"}, pattern(K::Random, 1.0, 4, 512, n)},
+      {"random 67% read", {}, pattern(K::Random, 0.67, 8, 256, n / 2)},
+      {"random 50% read, 16 initiators", {}, pattern(K::Random, 0.5, 16, 128, n / 2)},
+      {"random read, closed page", {"hbm.controller.page_policy=closed"}, pattern(K::Random, 1.0, 4, 512, n / 2)},
+      {"random read, adaptive page", {"hbm.controller.page_policy=adaptive"}, pattern(K::Random, 1.0, 4, 512, n / 2)},
+  };
+}
+
+class FastVsDetailed : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FastVsDetailed, BandwidthWithinFivePercent) {
+  const Pair p = run_both(GetParam());
+  ASSERT_GT(p.detailed.bytes_per_second, 0);
+  EXPECT_NEAR(p.fast.bytes_per_second / p.detailed.bytes_per_second, 1.0, GetParam().tolerance)
+      << GetParam().name << ": fast " << p.fast.bytes_per_second / 1e9 << " GB/s, detailed "
+      << p.detailed.bytes_per_second / 1e9 << " GB/s";
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedPatterns, FastVsDetailed, ::testing::ValuesIn(shared_patterns()),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           std::string n;
+                           for (char ch : param_info.param.name)
+                             n += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace sohusim::memory
