@@ -17,6 +17,7 @@
 #include <systemc>
 
 #include "cli.hpp"
+#include "run_outputs.hpp"
 #include "schema_all.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/sampler.hpp"
@@ -114,21 +115,6 @@ std::string human_time(double s) {
   return "0 s";
 }
 
-// The file's extension decides (.csv / .json); otherwise stats.format does.
-void write_stats(const counters::Registry& reg, const std::string& path, const std::string& format) {
-  std::ofstream os(path);
-  if (!os) throw std::runtime_error("cannot write stats file '" + path + "'");
-  auto ends_with = [&](const char* ext) {
-    const std::size_t n = std::char_traits<char>::length(ext);
-    return path.size() >= n && path.compare(path.size() - n, n, ext) == 0;
-  };
-  if (ends_with(".csv") || (!ends_with(".json") && format == "csv")) {
-    reg.write_csv(os);
-  } else {
-    reg.write_json(os);
-  }
-}
-
 int run_demo(const GlobalOptions& global, const DemoOptions& o) {
   sim::ConfigLoader loader(full_schema(), preset_dirs(global));
   for (const auto& p : o.presets) loader.load_preset(p);
@@ -139,27 +125,12 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
   const sim::Config cfg = loader.resolve();
 
   const std::string stats_path = cfg.get_string("stats.file");
-  if (!stats_path.empty() && !std::ofstream(stats_path)) {
-    // Fail before simulating, not after: the path is checked by creating the file.
-    throw UsageError("--stats / stats.file: cannot create '" + stats_path + "'");
-  }
+  check_stats_path(stats_path);
 
   sim::ensure_time_resolution();
   DemoSystem sys;
   const std::string trace_path = cfg.get_string("trace.file");
-  const std::string trace_format = cfg.get_string("trace.format");
-  if (!trace_path.empty()) {
-    const auto fmt = trace_format == "json"       ? counters::TraceFormat::ChromeJson
-                     : trace_format == "perfetto" ? counters::TraceFormat::Perfetto
-                                                  : counters::TraceFormat::Auto;
-    try {
-      sys.trace = std::make_unique<counters::TraceRecorder>(counters::make_trace_writer(trace_path, fmt));
-    } catch (const std::exception& e) {
-      throw UsageError(std::string("--trace / trace.file: ") + e.what());
-    }
-  } else {
-    sys.trace = std::make_unique<counters::TraceRecorder>(nullptr);
-  }
+  sys.trace = open_trace(trace_path, cfg.get_string("trace.format"));
   for (const std::string& name : cfg.keys_under("sim.clocks")) {
     sys.clocks.add(name, cfg.get_quantity("sim.clocks." + name));
   }

@@ -16,6 +16,7 @@
 #include <systemc>
 
 #include "cli.hpp"
+#include "run_outputs.hpp"
 #include "schema_all.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
@@ -196,16 +197,6 @@ double merged_percentile(const std::vector<const counters::Distribution*>& dists
   return hi;
 }
 
-void write_stats(const counters::Registry& reg, const std::string& path) {
-  std::ofstream os(path);
-  if (!os) throw std::runtime_error("cannot write stats file '" + path + "'");
-  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0) {
-    reg.write_csv(os);
-  } else {
-    reg.write_json(os);
-  }
-}
-
 int run_mem(const GlobalOptions& global, const MemOptions& o) {
   sim::ConfigLoader loader(full_schema(), preset_dirs(global));
   const std::string preset = "hbm/" + o.preset;
@@ -246,23 +237,12 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
     }
   }
   const std::string stats_path = cfg.get_string("stats.file");
-  if (!stats_path.empty() && !std::ofstream(stats_path)) {
-    throw UsageError("--stats / stats.file: cannot create '" + stats_path + "'");
-  }
+  check_stats_path(stats_path);
 
   sim::ensure_time_resolution();
   counters::Registry registry;
-  std::unique_ptr<counters::TraceRecorder> trace;
   const std::string trace_path = cfg.get_string("trace.file");
-  if (!trace_path.empty()) {
-    try {
-      trace = std::make_unique<counters::TraceRecorder>(counters::make_trace_writer(trace_path));
-    } catch (const std::exception& e) {
-      throw UsageError(std::string("--trace / trace.file: ") + e.what());
-    }
-  } else {
-    trace = std::make_unique<counters::TraceRecorder>(nullptr);
-  }
+  std::unique_ptr<counters::TraceRecorder> trace = open_trace(trace_path, cfg.get_string("trace.format"));
   const counters::TrackId proc = trace->enabled() ? trace->process_track("mem") : 0;
   sim::Instrumentation inst{&registry, trace.get(), proc};
 
@@ -330,7 +310,7 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
     errors += static_cast<std::uint64_t>(registry.value("mem.gen" + std::to_string(i) + ".errors"));
   }
   // Stats and trace are written whatever happened: what ran stays visible.
-  if (!stats_path.empty()) write_stats(registry, stats_path);
+  if (!stats_path.empty()) write_stats(registry, stats_path, cfg.get_string("stats.format"));
   trace->close();
 
   const double sim_s = end.to_seconds();
