@@ -48,6 +48,11 @@ sim::Schema pcie_schema() {
       .uinteger("nonposted_data", 64, 0, 1u << 24, "non-posted data, 16-byte units")
       .uinteger("completion_header", 0, 0, 1u << 20, "completion headers (endpoints advertise infinite)")
       .uinteger("completion_data", 0, 0, 1u << 24, "completion data, 16-byte units");
+  s.section("pcie.root", "the host side of the link: the CPU's MMIO path and the root complex")
+      .quantity("cpu_mmio_latency", Dimension::Time, "600 ns", "0 s", "1 ms",
+                "one way between a CPU core and the root port (core, uncore, I/O hub) for an MMIO access")
+      .quantity("device_register_latency", Dimension::Time, "200 ns", "0 s", "1 ms",
+                "a device's register read, from request arrival to data ready");
   return s;
 }
 

@@ -31,6 +31,7 @@ void add_version_command(CLI::App& root, Action& action);
 void add_config_command(CLI::App& root, const GlobalOptions& global, Action& action);
 void add_demo_command(CLI::App& root, const GlobalOptions& global, Action& action);
 void add_mem_command(CLI::App& root, const GlobalOptions& global, Action& action);
+void add_pcie_command(CLI::App& root, const GlobalOptions& global, Action& action);
 
 // Preset folders, in search order: --configs dirs, $SOHUSIM_CONFIGS, the source
 // tree's configs/ (for a binary run from its build tree), the installed ones.

@@ -1,6 +1,7 @@
 #include "schema_all.hpp"
 
 #include "sohusim/memory/memory_schema.hpp"
+#include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/sim/core_schema.hpp"
 
 namespace sohusim::tools {
@@ -9,6 +10,7 @@ sim::Schema full_schema() {
   sim::Schema s = sim::core_schema();
   s.merge(demo_schema());
   s.merge(memory::memory_schema());
+  s.merge(pcie::pcie_schema());
   return s;
 }
 

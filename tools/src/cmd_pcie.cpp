@@ -1,0 +1,326 @@
+// `sohusim pcie`: moves data across one PCIe link and prints throughput, efficiency and
+// latency, the way pcie-bench's users measure a link. The device side is the requester for
+// DMA patterns (write: device-to-host posted writes; read: device reads of host memory,
+// answered by the host DRAM model); mmio-read is the CPU reading a device register, each
+// read stalling the CPU for the round trip. `--outstanding` streams run at once; each
+// issues requests of `--size` until `--bytes` have moved. docs/pcie.md has the model.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "cli.hpp"
+#include "run_outputs.hpp"
+#include "schema_all.hpp"
+#include "sohusim/counters/registry.hpp"
+#include "sohusim/memory/host_dram.hpp"
+#include "sohusim/pcie/pcie_link.hpp"
+#include "sohusim/pcie/pcie_port.hpp"
+#include "sohusim/pcie/tlp_capture.hpp"
+#include "sohusim/sim/config.hpp"
+#include "sohusim/sim/instrumentation.hpp"
+#include "sohusim/sim/units.hpp"
+
+namespace sohusim::tools {
+
+namespace {
+
+struct PcieOptions {
+  unsigned gen = 0, lanes = 0, tags = 0;
+  std::string mps, mrrs, rcb, header;
+  bool ecrc = false, no_merge = false, no_bulk = false;
+  std::string pattern = "write";
+  std::string size = "4KiB";
+  std::string bytes = "64MiB";
+  unsigned outstanding = 4;
+  double ber = -1;
+  std::string capture, capture_types;
+  std::vector<std::string> files, sets;
+  std::string trace, stats;
+  bool json = false;
+};
+
+// The host's memory behind the root port: the transfer-level DDR5 model.
+class HostMemoryCompleter : public pcie::Completer {
+ public:
+  explicit HostMemoryCompleter(const memory::HostDramParams& p) : channels_(p), capacity_(p.capacity) {}
+  void posted(const pcie::Tlp& tlp, const std::uint8_t*) override {
+    if (tlp.address + tlp.length <= capacity_) channels_.access(now_ps(), tlp.address, std::max<std::uint32_t>(tlp.length, 1));
+  }
+  Answer nonposted(const pcie::Tlp& tlp, std::uint8_t*, const std::uint8_t*) override {
+    if (tlp.type != pcie::TlpType::MRd || tlp.address + tlp.length > capacity_) return {pcie::CplStatus::UR, 0, false};
+    const std::uint64_t now = now_ps();
+    return {pcie::CplStatus::SC, channels_.access(now, tlp.address, tlp.length) - now, false};
+  }
+
+ private:
+  static std::uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+  memory::HostDramChannels channels_;
+  std::uint64_t capacity_;
+};
+
+// A device's register file: every read answers after a fixed latency.
+class RegisterCompleter : public pcie::Completer {
+ public:
+  explicit RegisterCompleter(std::uint64_t latency_ps) : latency_ps_(latency_ps) {}
+  void posted(const pcie::Tlp&, const std::uint8_t*) override {}
+  Answer nonposted(const pcie::Tlp&, std::uint8_t* out, const std::uint8_t*) override {
+    if (out != nullptr) out[0] = 0x5a;
+    return {pcie::CplStatus::SC, latency_ps_, false};
+  }
+
+ private:
+  std::uint64_t latency_ps_;
+};
+
+std::uint64_t parse_bytes(const std::string& text, const char* option, double lo, double hi) {
+  try {
+    const double v = sim::parse_quantity(text, sim::Dimension::Bytes, true);
+    if (v >= lo && v <= hi && v == std::floor(v)) return static_cast<std::uint64_t>(v);
+  } catch (const sim::UnitError&) {
+  }
+  throw UsageError(std::string(option) + ": `" + text + "` is not a size in " +
+                   sim::format_quantity(lo, sim::Dimension::Bytes) + " .. " +
+                   sim::format_quantity(hi, sim::Dimension::Bytes));
+}
+
+int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
+  sim::ConfigLoader loader(full_schema(), preset_dirs(global));
+  for (const auto& f : o.files) loader.load_file(f);
+  for (const auto& s : o.sets) loader.set(s);
+  if (o.gen != 0) loader.set("pcie.link.generation=" + std::to_string(o.gen));
+  if (o.lanes != 0) loader.set("pcie.link.lanes=" + std::to_string(o.lanes));
+  if (!o.mps.empty()) loader.set("pcie.link.mps=" + o.mps);
+  if (!o.mrrs.empty()) loader.set("pcie.link.mrrs=" + o.mrrs);
+  if (!o.rcb.empty()) loader.set("pcie.link.rcb=" + o.rcb);
+  if (!o.header.empty()) loader.set("pcie.link.header=" + o.header);
+  if (o.ecrc) loader.set("pcie.link.ecrc=true");
+  if (o.no_merge) loader.set("pcie.link.merge_completions=false");
+  if (o.tags != 0) loader.set("pcie.link.tag_bits=" + std::to_string(o.tags));
+  if (o.ber >= 0) {
+    std::ostringstream ber;
+    ber << std::setprecision(17) << o.ber;
+    loader.set("pcie.link.ber=" + ber.str());
+  }
+  if (!o.trace.empty()) loader.set("trace.file=" + o.trace);
+  if (!o.stats.empty()) loader.set("stats.file=" + o.stats);
+  const sim::Config cfg = loader.resolve();
+
+  pcie::LinkParams link_params = pcie::LinkParams::from_config(cfg);
+  try {
+    link_params.validate();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const std::uint64_t size = parse_bytes(o.size, "--size", 1, 1ULL << 30);
+  const std::uint64_t total = parse_bytes(o.bytes, "--bytes", 1, 1ULL << 50);
+  if (o.pattern != "write" && o.pattern != "read" && o.pattern != "mmio-read" && o.pattern != "mixed") {
+    throw UsageError("--pattern: `" + o.pattern + "` is not one of write, read, mmio-read, mixed");
+  }
+  const std::string stats_path = cfg.get_string("stats.file");
+  check_stats_path(stats_path);
+  std::unique_ptr<std::ofstream> capture_file;
+  std::unique_ptr<pcie::TlpCapture> capture;
+  if (!o.capture.empty()) {
+    pcie::CaptureFilter filter;
+    try {
+      filter.types = pcie::CaptureFilter::parse_types(o.capture_types);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--capture-types: ") + e.what());
+    }
+    capture_file = std::make_unique<std::ofstream>(o.capture);
+    if (!*capture_file) throw UsageError("--capture: cannot write `" + o.capture + "`");
+    capture = std::make_unique<pcie::TlpCapture>(*capture_file, filter);
+  }
+
+  sim::ensure_time_resolution();
+  counters::Registry registry;
+  const std::string trace_path = cfg.get_string("trace.file");
+  std::unique_ptr<counters::TraceRecorder> trace = open_trace(trace_path, cfg.get_string("trace.format"));
+  const counters::TrackId proc = trace->enabled() ? trace->process_track("pcie") : 0;
+  sim::Instrumentation inst{&registry, trace.get(), proc};
+
+  pcie::PcieLink link("link", link_params, inst, "pcie");
+  pcie::PortParams port_params;
+  if (o.no_bulk) port_params.bulk_threshold = 0;
+  pcie::PciePort rc("rc", link_params, port_params, link.down(), link.up(), inst, "pcie.rc");
+  pcie::PciePort ep("ep", link_params, port_params, link.up(), link.down(), inst, "pcie.ep");
+  memory::HostDramParams host_params = memory::HostDramParams::from_config(cfg);
+  host_params.validate();
+  HostMemoryCompleter host(host_params);
+  const auto ps = [](double s) { return static_cast<std::uint64_t>(std::llround(s * 1e12)); };
+  RegisterCompleter device(ps(cfg.get_quantity("pcie.root.device_register_latency")));
+  rc.set_completer(&host);
+  ep.set_completer(&device);
+  if (capture) {
+    link.down().set_capture(capture.get(), "down");
+    link.up().set_capture(capture.get(), "up");
+  }
+  const sc_core::sc_time cpu_path = sc_core::sc_time::from_value(ps(cfg.get_quantity("pcie.root.cpu_mmio_latency")));
+
+  // Streams: each moves its share of the bytes in requests of `size`.
+  const bool mmio = o.pattern == "mmio-read";
+  const unsigned streams = mmio ? 1 : o.outstanding;
+  const std::uint64_t request_bytes = mmio ? std::min<std::uint64_t>(size, 8) : size;
+  std::uint64_t requests_done = 0, bytes_done = 0, errors = 0;
+  double latency_sum_ns = 0;
+  sc_core::sc_time end = sc_core::SC_ZERO_TIME;
+  std::uint64_t next_offset = 0;
+  for (unsigned s = 0; s < streams; ++s) {
+    sc_core::sc_spawn(
+        [&, s] {
+          const bool read = o.pattern == "read" || (o.pattern == "mixed" && s % 2 == 1);
+          while (next_offset < total) {
+            const std::uint64_t offset = next_offset;
+            const std::uint64_t len = std::min(request_bytes, total - offset);
+            next_offset += len;
+            const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+            pcie::PciePort::Request r;
+            r.length = len;
+            r.address = (offset % (host_params.capacity / 2)) + 0x1000;
+            pcie::PciePort::Result res;
+            if (mmio) {
+              r.type = pcie::TlpType::MRd;
+              r.address = 0xf000'0000 + (offset % 4096);
+              sc_core::wait(cpu_path);
+              res = rc.transact(r);
+              sc_core::wait(cpu_path);
+            } else {
+              r.type = read ? pcie::TlpType::MRd : pcie::TlpType::MWr;
+              r.requester = pcie::make_rid(1, 0, 0);
+              res = ep.transact(r);
+            }
+            if (res.status != pcie::CplStatus::SC || res.timed_out) ++errors;
+            latency_sum_ns += (sc_core::sc_time_stamp() - t0).to_seconds() * 1e9;
+            ++requests_done;
+            bytes_done += len;
+            end = std::max(end, sc_core::sc_time_stamp());
+          }
+        },
+        ("stream" + std::to_string(s)).c_str());
+  }
+
+  const sc_core::sc_time limit(cfg.get_quantity("sim.stop_time"), sc_core::SC_SEC);
+  int rc_code = kOk;
+  std::string failure;
+  const auto wall0 = std::chrono::steady_clock::now();
+  try {
+    sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
+  } catch (const std::exception& e) {
+    failure = e.what();
+    rc_code = kSimulationError;
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  link.sync_stats();
+  if (rc_code == kOk && bytes_done < total) {
+    failure = "stopped at sim.stop_time (" + sc_core::sc_time_stamp().to_string() + ") after " +
+              std::to_string(bytes_done) + " of " + std::to_string(total) + " bytes";
+    rc_code = kSimulationError;
+  }
+  if (!stats_path.empty()) write_stats(registry, stats_path, cfg.get_string("stats.format"));
+  trace->close();
+  if (capture_file) capture_file->flush();
+
+  const double sim_s = end.to_seconds();
+  const double throughput = sim_s > 0 ? static_cast<double>(bytes_done) / sim_s : 0.0;
+  const double raw = link_params.raw_bytes_per_s();
+  const auto v = [&](const std::string& n) { return registry.value(n); };
+  const double tlps = v("pcie.down.tlps") + v("pcie.up.tlps");
+  const double dllps = v("pcie.down.dllps_ack") + v("pcie.down.dllps_fc") + v("pcie.up.dllps_ack") + v("pcie.up.dllps_fc");
+  const double avg_latency = requests_done ? latency_sum_ns / static_cast<double>(requests_done) : 0.0;
+  const double model = o.pattern == "read" ? link_params.read_completion_throughput()
+                                           : link_params.posted_write_throughput();
+  if (o.json) {
+    nlohmann::json j;
+    j["generation"] = link_params.generation;
+    j["lanes"] = link_params.lanes;
+    j["mps"] = link_params.mps;
+    j["mrrs"] = link_params.mrrs;
+    j["rcb"] = link_params.rcb;
+    j["header"] = link_params.header_4dw ? "4dw" : "3dw";
+    j["ecrc"] = link_params.ecrc;
+    j["tags"] = link_params.max_tags();
+    j["pattern"] = o.pattern;
+    j["request_bytes"] = request_bytes;
+    j["outstanding"] = streams;
+    j["bytes"] = bytes_done;
+    j["requests"] = requests_done;
+    j["errors"] = errors;
+    j["simulated_seconds"] = sim_s;
+    j["throughput_gbps"] = throughput / 1e9;
+    j["raw_gbps"] = raw / 1e9;
+    j["efficiency"] = raw > 0 ? throughput / raw : 0.0;
+    j["model_gbps"] = model / 1e9;
+    j["tlps"] = tlps;
+    j["dllps"] = dllps;
+    j["bad_tlps"] = v("pcie.down.bad_tlps") + v("pcie.up.bad_tlps");
+    j["replays"] = v("pcie.down.replays") + v("pcie.up.replays");
+    j["avg_latency_ns"] = avg_latency;
+    j["wall_seconds"] = wall;
+    j["ok"] = rc_code == kOk;
+    if (!failure.empty()) j["error"] = failure;
+    std::cout << j.dump(2) << '\n';
+  } else {
+    std::cout << "sohusim pcie: Gen" << link_params.generation << " x" << link_params.lanes << ", MPS "
+              << link_params.mps << ", MRRS " << link_params.mrrs << ", RCB " << link_params.rcb << ", "
+              << (link_params.header_4dw ? "4DW" : "3DW") << (link_params.ecrc ? " + ECRC" : "") << ", "
+              << link_params.max_tags() << " tags; " << o.pattern << ", " << request_bytes << " B requests x "
+              << streams << " outstanding\n";
+    std::cout << std::fixed << std::setprecision(2);
+    std::cout << "  moved             " << sim::format_quantity(static_cast<double>(bytes_done), sim::Dimension::Bytes)
+              << " in " << requests_done << " requests" << (errors ? " (" + std::to_string(errors) + " errors)" : "")
+              << "\n"
+              << "  simulated time    " << sim::format_quantity(sim_s, sim::Dimension::Time) << "\n"
+              << "  throughput        " << throughput / 1e9 << " GB/s of " << raw / 1e9 << " GB/s raw ("
+              << 100 * throughput / raw << "%); accounting model " << model / 1e9 << " GB/s\n"
+              << "  TLPs / DLLPs      " << std::setprecision(0) << tlps << " / " << dllps << std::setprecision(2) << "\n"
+              << "  avg latency       " << avg_latency << " ns per request\n"
+              << "  wall time         " << wall << " s\n";
+    if (!stats_path.empty()) std::cout << "  stats             " << stats_path << "\n";
+    if (!trace_path.empty()) std::cout << "  trace             " << trace_path << "\n";
+    if (capture) std::cout << "  capture           " << o.capture << " (" << capture->lines() << " TLPs)\n";
+  }
+  if (!failure.empty()) std::cerr << "sohusim pcie: error: " << failure << '\n';
+  return rc_code;
+}
+
+}  // namespace
+
+void add_pcie_command(CLI::App& root, const GlobalOptions& global, Action& action) {
+  auto o = std::make_shared<PcieOptions>();
+  auto* cmd = root.add_subcommand("pcie", "move data across one PCIe link; print throughput, efficiency, latency");
+  cmd->add_option("--gen", o->gen, "PCIe generation 1..6 (default: pcie.link.generation)");
+  cmd->add_option("--lanes", o->lanes, "link width 1, 2, 4, 8, 16");
+  cmd->add_option("--mps", o->mps, "Max Payload Size, bytes (128 .. 4096)");
+  cmd->add_option("--mrrs", o->mrrs, "Max Read Request Size, bytes (128 .. 4096)");
+  cmd->add_option("--rcb", o->rcb, "Read Completion Boundary, 64 or 128");
+  cmd->add_flag("--no-merge", o->no_merge, "one completion per RCB (default: merged up to MPS)");
+  cmd->add_option("--header", o->header, "3dw | 4dw")->check(CLI::IsMember({"3dw", "4dw"}));
+  cmd->add_flag("--ecrc", o->ecrc, "ECRC digest on every TLP");
+  cmd->add_option("--tags", o->tags, "tag bits: 5, 8 or 10");
+  cmd->add_option("--pattern", o->pattern, "write | read | mmio-read | mixed")->capture_default_str();
+  cmd->add_option("--size", o->size, "bytes per request (e.g. 256, 4KiB, 1MiB)")->capture_default_str();
+  cmd->add_option("--bytes", o->bytes, "bytes to move in all (e.g. 64MiB, 1GiB)")->capture_default_str();
+  cmd->add_option("--outstanding", o->outstanding, "requests in flight (streams)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--ber", o->ber, "bit error rate for injected LCRC errors (e.g. 1e-9)");
+  cmd->add_flag("--no-bulk", o->no_bulk, "move even multi-megabyte requests TLP by TLP");
+  cmd->add_option("--capture", o->capture, "write a protocol-analyzer listing of the TLPs to FILE");
+  cmd->add_option("--capture-types", o->capture_types, "only these TLP types, e.g. MRd,CplD");
+  cmd->add_option("--config", o->files, "YAML config file(s)");
+  cmd->add_option("--set", o->sets, "override key.path=value (repeatable)");
+  cmd->add_option("--trace", o->trace, "write a timeline: Perfetto protobuf, or Chrome JSON for *.json");
+  cmd->add_option("--stats", o->stats, "write every statistic: JSON, or CSV for *.csv");
+  cmd->add_flag("--json", o->json, "print the result as one JSON object");
+  cmd->callback([&action, &global, o] { action = [&global, o] { return run_pcie(global, *o); }; });
+}
+
+}  // namespace sohusim::tools
