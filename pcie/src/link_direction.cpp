@@ -53,6 +53,11 @@ LinkDirection::LinkDirection(sc_core::sc_module_name name, const LinkParams& par
       l1_entries_(inst.registry->counter(prefix + ".l1_entries", "events", "entries into L1")) {
   SC_HAS_PROCESS(LinkDirection);
   params_.validate();
+  const double o_local =
+      params_.dllp_placement == DllpPlacement::Data ? params_.dllp_overhead_fraction() : 4.0 / 1538.0;
+  skp_quantum_ = 1538.0 * (1.0 - o_local);
+  ack_quantum_ = params_.ack_interval() * (1.0 - o_local);
+  fc_quantum_ = params_.fc_interval() * (1.0 - o_local);
   SC_METHOD(transmit_method);
   sensitive << kick_;
   dont_initialize();
@@ -84,21 +89,21 @@ void LinkDirection::send(TxItem item) {
 }
 
 void LinkDirection::release_credits(FcClass cls, std::uint32_t data_credits) {
-  const std::uint64_t at = sc_core::sc_time_stamp().value() + params_.update_fc_ps;
-  const bool was_empty = credit_returns_.empty();
-  credit_returns_.push_back({at, cls, data_credits});
-  if (was_empty) credit_event_.notify(sc_time::from_value(params_.update_fc_ps));
+  // Returned lazily: the transmitter applies due returns when it next looks at its
+  // credits, and only a stalled transmitter waits for the next return with an event.
+  credit_returns_.push_back({sc_core::sc_time_stamp().value() + params_.update_fc_ps, cls, data_credits});
+  if (stalled_ && credit_returns_.size() == 1) credit_event_.notify(sc_time::from_value(params_.update_fc_ps));
 }
 
-void LinkDirection::credit_method() {
+void LinkDirection::apply_credit_returns() {
   const std::uint64_t now = sc_core::sc_time_stamp().value();
   while (!credit_returns_.empty() && credit_returns_.front().at_ps <= now) {
     fc_.release(credit_returns_.front().cls, credit_returns_.front().data);
     credit_returns_.pop_front();
   }
-  if (!credit_returns_.empty()) credit_event_.notify(sc_time::from_value(credit_returns_.front().at_ps - now));
-  kick_.notify(sc_core::SC_ZERO_TIME);
 }
+
+void LinkDirection::credit_method() { kick_.notify(sc_core::SC_ZERO_TIME); }
 
 void LinkDirection::charge_overhead(double bytes) {
   const std::uint64_t now = now_fs();
@@ -181,12 +186,9 @@ void LinkDirection::account_overhead(double tlp_bytes) {
   // Shares of link time: ACK 8/A, UpdateFC 8/F, SKP 4/1538 (A, F the spec-table intervals).
   // Where all of them are charged here, L link bytes hold T = L (1 - o) TLP bytes, so one
   // ACK falls due every A (1 - o) TLP bytes, and so on: exactly pcie-bench's accounting.
-  const double o_local = params_.dllp_placement == DllpPlacement::Data ? params_.dllp_overhead_fraction()
-                                                                        : 4.0 / 1538.0;
-  const double keep = 1.0 - o_local;
   double local = 0;
   skp_acc_ += tlp_bytes;
-  const double skp_q = 1538.0 * keep;
+  const double skp_q = skp_quantum_;
   if (skp_acc_ >= skp_q) {
     const double n = std::floor(skp_acc_ / skp_q);
     skp_acc_ -= n * skp_q;
@@ -196,8 +198,8 @@ void LinkDirection::account_overhead(double tlp_bytes) {
   double dllp_bytes = 0;
   ack_acc_ += tlp_bytes;
   fc_acc_ += tlp_bytes;
-  const double ack_q = params_.ack_interval() * keep;
-  const double fc_q = params_.fc_interval() * keep;
+  const double ack_q = ack_quantum_;
+  const double fc_q = fc_quantum_;
   if (ack_acc_ >= ack_q) {
     const double n = std::floor(ack_acc_ / ack_q);
     ack_acc_ -= n * ack_q;
@@ -306,6 +308,7 @@ void LinkDirection::transmit_method() {
     return;
   }
   busy_until_fs_ = now;
+  apply_credit_returns();
   Tlp tlp;
   std::function<void()> done;
   if (!pick(tlp, done)) {
@@ -313,7 +316,11 @@ void LinkDirection::transmit_method() {
       stalled_ = true;
       stall_since_fs_ = now;
     }
-    return;  // a credit return kicks again
+    // Wait for the next credit return (or a new item, which kicks anyway).
+    if (!credit_returns_.empty()) {
+      credit_event_.notify(sc_time::from_value(credit_returns_.front().at_ps - now / 1000));
+    }
+    return;
   }
   if (stalled_) {
     stalled_ = false;

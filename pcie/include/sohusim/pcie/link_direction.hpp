@@ -121,6 +121,7 @@ class LinkDirection : public sc_core::sc_module {
   void transmit_method();
   void deliver_method();
   void credit_method();
+  void apply_credit_returns();
   void nak_method();
   void idle_method();
 
@@ -160,6 +161,7 @@ class LinkDirection : public sc_core::sc_module {
   unsigned replay_rounds_ = 0;
   std::uint64_t idle_generation_ = 0;
   double ack_acc_ = 0, fc_acc_ = 0, skp_acc_ = 0;
+  double ack_quantum_ = 0, fc_quantum_ = 0, skp_quantum_ = 0;
   LinkPowerState state_ = LinkPowerState::L0;
   std::uint64_t state_since_ps_ = 0;
   std::mt19937_64 rng_;
