@@ -28,7 +28,7 @@ using namespace sohusim;
 
 class NullCompleter : public pcie::Completer {
  public:
-  void posted(const pcie::Tlp&, const std::uint8_t*) override {}
+  std::uint64_t posted(const pcie::Tlp&, const std::uint8_t*) override { return 0; }
   Answer nonposted(const pcie::Tlp&, std::uint8_t*, const std::uint8_t*) override {
     return {pcie::CplStatus::SC, 300'000, false};
   }

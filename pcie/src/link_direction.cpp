@@ -1,6 +1,7 @@
 #include "sohusim/pcie/link_direction.hpp"
 
 #include <cmath>
+#include <iterator>
 
 #include "sohusim/pcie/tlp_capture.hpp"
 
@@ -88,11 +89,16 @@ void LinkDirection::send(TxItem item) {
   kick_.notify(sc_core::SC_ZERO_TIME);
 }
 
-void LinkDirection::release_credits(FcClass cls, std::uint32_t data_credits) {
+void LinkDirection::release_credits(FcClass cls, std::uint32_t data_credits, std::uint64_t drain_ps) {
   // Returned lazily: the transmitter applies due returns when it next looks at its
   // credits, and only a stalled transmitter waits for the next return with an event.
-  credit_returns_.push_back({sc_core::sc_time_stamp().value() + params_.update_fc_ps, cls, data_credits});
-  if (stalled_ && credit_returns_.size() == 1) credit_event_.notify(sc_time::from_value(params_.update_fc_ps));
+  const std::uint64_t now = sc_core::sc_time_stamp().value();
+  const CreditReturn r{now + drain_ps + params_.update_fc_ps, cls, data_credits};
+  auto it = credit_returns_.end();
+  while (it != credit_returns_.begin() && std::prev(it)->at_ps > r.at_ps) --it;  // kept in time order
+  const bool new_front = it == credit_returns_.begin();
+  credit_returns_.insert(it, r);
+  if (stalled_ && new_front) credit_event_.notify(sc_time::from_value(r.at_ps - now));
 }
 
 void LinkDirection::apply_credit_returns() {
@@ -226,12 +232,13 @@ void LinkDirection::account_overhead(double tlp_bytes) {
 void LinkDirection::transmit(Tlp& tlp) {
   const std::uint64_t start = busy_until_fs_;
   const double bytes = static_cast<double>(tlp.wire_bytes);
-  auto dur = static_cast<std::uint64_t>(std::llround(bytes * fs_per_byte_));
-  if (tlp.bulk_min_ps * 1000 > dur) dur = tlp.bulk_min_ps * 1000;
+  const auto dur = static_cast<std::uint64_t>(std::llround(bytes * fs_per_byte_));
   busy_until_fs_ = start + dur;
   wire_bytes_.inc(tlp.wire_bytes);
   if (capture_ != nullptr) capture_->record(start / 1000, label_, tlp);
   account_overhead(bytes);
+  // An aggregate paced by credits or tags: its DLLPs fit in the gaps it leaves.
+  if (busy_until_fs_ < start + tlp.bulk_min_ps * 1000) busy_until_fs_ = start + tlp.bulk_min_ps * 1000;
   busy_time_.inc((busy_until_fs_ - start) / 1000);
   last_activity_fs_ = busy_until_fs_;
 

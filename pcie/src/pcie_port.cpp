@@ -244,7 +244,7 @@ void PciePort::finish_if_done(Txn& txn) {
 }
 
 void PciePort::receive(Tlp& tlp) {
-  rx_.release_credits(tlp.fc(), tlp.data_credits());
+  if (fc_class(tlp.type) != FcClass::Posted || completer_ == nullptr) rx_.release_credits(tlp.fc(), tlp.data_credits());
   if (tlp.poisoned) {
     poisoned_received_.inc();
     if (error_listener_) error_listener_(PortError::PoisonedReceived, tlp);
@@ -298,7 +298,7 @@ void PciePort::receive_request(Tlp& tlp) {
   const std::uint8_t* data = tlp.data ? tlp.data->data() + tlp.data_offset : nullptr;
   if (fc_class(tlp.type) == FcClass::Posted) {
     if (completer_ != nullptr) {
-      completer_->posted(tlp, data);
+      rx_.release_credits(tlp.fc(), tlp.data_credits(), completer_->posted(tlp, data));
     } else {
       ur_sent_.inc();
     }
@@ -351,7 +351,13 @@ void PciePort::receive_request(Tlp& tlp) {
     c.bulk_tlps = pieces;
     c.wire_bytes = static_cast<std::uint32_t>(tlp.length + pieces * link_.tlp_wire_bytes(false, 0));
     const double link_bps = link_.tlp_lane_bytes_per_s() / 1e12;  // bytes per ps
-    const double rtt_ps = static_cast<double>(2 * link_.propagation_ps + link_.completer_latency_ps + ans.latency_ps) +
+    // The tag limit binds a stream by the latency of one request in an unloaded system: the
+    // least any aggregate's first request has seen (queueing behind this stream's own
+    // earlier chunks is already in their answer times).
+    const std::uint64_t unit = ans.unit_latency_ps != 0 ? ans.unit_latency_ps : ans.latency_ps;
+    if (unit < min_unit_latency_ps_) min_unit_latency_ps_ = unit;
+    const std::uint64_t unloaded = min_unit_latency_ps_;
+    const double rtt_ps = static_cast<double>(2 * link_.propagation_ps + link_.completer_latency_ps + unloaded) +
                           (link_.mrrs + 2.0 * link_.tlp_wire_bytes(false, 0)) / link_bps;
     const double tag_rate = tags_.capacity() * static_cast<double>(link_.mrrs) / rtt_ps;
     min_ps = static_cast<std::uint64_t>(tlp.length / tag_rate);

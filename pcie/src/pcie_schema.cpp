@@ -1,8 +1,24 @@
 #include "sohusim/pcie/pcie_schema.hpp"
 
+#include <algorithm>
+
 namespace sohusim::pcie {
 
 using sim::Dimension;
+
+IommuParams iommu_params_from_config(const sim::Config& c) {
+  IommuParams p;
+  p.enabled = c.get_bool("pcie.iommu.enabled");
+  p.iotlb_entries = static_cast<std::uint32_t>(c.get_uint("pcie.iommu.iotlb_entries"));
+  p.iotlb_ways = static_cast<std::uint32_t>(c.get_uint("pcie.iommu.iotlb_ways"));
+  p.iotlb_hit_latency_s = c.get_quantity("pcie.iommu.iotlb_latency");
+  p.default_blocked = c.get_bool("pcie.iommu.default_blocked");
+  p.fault_log_capacity = static_cast<std::uint32_t>(c.get_uint("pcie.iommu.fault_log"));
+  const auto capacity = static_cast<std::uint64_t>(c.get_quantity("host_dram.capacity"));
+  p.page_table_bytes = std::min<std::uint64_t>(64ULL << 20, capacity / 4) & ~0xFFFULL;
+  p.page_table_base = (capacity - p.page_table_bytes) & ~0xFFFULL;
+  return p;
+}
 
 sim::Schema pcie_schema() {
   sim::Schema s;
@@ -52,7 +68,23 @@ sim::Schema pcie_schema() {
       .quantity("cpu_mmio_latency", Dimension::Time, "600 ns", "0 s", "1 ms",
                 "one way between a CPU core and the root port (core, uncore, I/O hub) for an MMIO access")
       .quantity("device_register_latency", Dimension::Time, "200 ns", "0 s", "1 ms",
-                "a device's register read, from request arrival to data ready");
+                "a device's register read, from request arrival to data ready")
+      .uinteger("numa_nodes", 1, 1, 8, "NUMA nodes of host memory")
+      .quantity("node_bytes", Dimension::Bytes, "256 GiB", "1 MiB", "64 TiB",
+                "memory per node: node n owns [n x node_bytes, (n+1) x node_bytes)")
+      .bare_number()
+      .uinteger("device_node", 0, 0, 7, "the node whose socket's root complex the device hangs off")
+      .quantity("remote_latency", Dimension::Time, "120 ns", "0 s", "10 us",
+                "extra latency of DMA to another node's memory (inter-socket hop; assumption)")
+      .quantity("remote_bandwidth", Dimension::Bandwidth, "20 GB/s", "1 GB/s", "1 TB/s",
+                "DMA bandwidth across the inter-socket link (assumption: the share left for I/O)");
+  s.section("pcie.iommu", "the host IOMMU (VT-d / AMD-Vi class)")
+      .boolean("enabled", true, "translate device DMA through per-requester page tables")
+      .uinteger("iotlb_entries", 256, 1, 1u << 16, "IOTLB entries (assumption: 64-512 in current IOMMUs)")
+      .uinteger("iotlb_ways", 8, 1, 64, "IOTLB associativity")
+      .quantity("iotlb_latency", Dimension::Time, "2 ns", "0 s", "1 us", "one IOTLB lookup")
+      .boolean("default_blocked", true, "a requester with no domain faults (false: passes untranslated)")
+      .uinteger("fault_log", 256, 1, 1u << 20, "fault records kept");
   return s;
 }
 

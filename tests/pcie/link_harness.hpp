@@ -20,10 +20,11 @@ namespace sohusim::pcie::test {
 class ArrayCompleter : public Completer {
  public:
   explicit ArrayCompleter(std::size_t bytes, std::uint64_t latency) : mem(bytes, 0), latency_ps(latency) {}
-  void posted(const Tlp& tlp, const std::uint8_t* data) override {
+  std::uint64_t posted(const Tlp& tlp, const std::uint8_t* data) override {
     ++posted_tlps;
     posted_bytes += tlp.length;
     if (data != nullptr && tlp.address + tlp.length <= mem.size()) std::memcpy(&mem[tlp.address], data, tlp.length);
+    return 0;
   }
   Answer nonposted(const Tlp& tlp, std::uint8_t* out, const std::uint8_t*) override {
     ++nonposted_tlps;

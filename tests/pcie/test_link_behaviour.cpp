@@ -105,6 +105,18 @@ SOHUSIM_SYSTEMC_TEST(LinkReads, BulkReadsWithinOnePercentOfTlpLevel) {
   EXPECT_NEAR(bulk, tlp, tlp * 0.01);
 }
 
+SOHUSIM_SYSTEMC_TEST(LinkReads, BulkReadsKeepTheTagLimit) {
+  LinkParams p = gen3x16();
+  p.tag_bits = 5;
+  const std::uint64_t host_ps = 2'000'000;
+  const double got = read_gbps(p, 32u << 20, host_ps, true);
+  const double rtt_ns = (2 * p.propagation_ps + p.completer_latency_ps + host_ps) / 1000.0 +
+                        (20 + 512 + 2 * 20) / (p.tlp_lane_bytes_per_s() / 1e9);
+  const double bound = 32 * 512 / rtt_ns;
+  std::printf("bulk, 32 tags: %.3f GB/s (bound %.3f)\n", got, bound);
+  EXPECT_NEAR(got, bound, bound * 0.03);
+}
+
 SOHUSIM_SYSTEMC_TEST(LinkReads, DataSurvivesSegmentationBothWays) {
   LinkParams p = gen3x16();
   p.mps = 128;

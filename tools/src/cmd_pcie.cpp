@@ -51,8 +51,9 @@ struct PcieOptions {
 class HostMemoryCompleter : public pcie::Completer {
  public:
   explicit HostMemoryCompleter(const memory::HostDramParams& p) : channels_(p), capacity_(p.capacity) {}
-  void posted(const pcie::Tlp& tlp, const std::uint8_t*) override {
+  std::uint64_t posted(const pcie::Tlp& tlp, const std::uint8_t*) override {
     if (tlp.address + tlp.length <= capacity_) channels_.access(now_ps(), tlp.address, std::max<std::uint32_t>(tlp.length, 1));
+    return 0;
   }
   Answer nonposted(const pcie::Tlp& tlp, std::uint8_t*, const std::uint8_t*) override {
     if (tlp.type != pcie::TlpType::MRd || tlp.address + tlp.length > capacity_) return {pcie::CplStatus::UR, 0, false};
@@ -70,7 +71,7 @@ class HostMemoryCompleter : public pcie::Completer {
 class RegisterCompleter : public pcie::Completer {
  public:
   explicit RegisterCompleter(std::uint64_t latency_ps) : latency_ps_(latency_ps) {}
-  void posted(const pcie::Tlp&, const std::uint8_t*) override {}
+  std::uint64_t posted(const pcie::Tlp&, const std::uint8_t*) override { return 0; }
   Answer nonposted(const pcie::Tlp&, std::uint8_t* out, const std::uint8_t*) override {
     if (out != nullptr) out[0] = 0x5a;
     return {pcie::CplStatus::SC, latency_ps_, false};

@@ -79,9 +79,9 @@ class LinkDirection : public sc_core::sc_module {
 
   /// Queues an item; callable from any process, at any time.
   void send(TxItem item);
-  /// The receiver has drained a TLP of `cls` with `data_credits`: the transmitter gets
-  /// them back after the UpdateFC latency.
-  void release_credits(FcClass cls, std::uint32_t data_credits);
+  /// The receiver drains a TLP of `cls` with `data_credits` after `drain_ps`: the
+  /// transmitter gets them back the UpdateFC latency later.
+  void release_credits(FcClass cls, std::uint32_t data_credits, std::uint64_t drain_ps = 0);
 
   /// Occupies the lanes for `bytes` of DLLPs or ordered sets sent on behalf of the
   /// opposite direction.

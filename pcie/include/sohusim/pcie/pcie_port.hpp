@@ -50,9 +50,15 @@ class Completer {
     CplStatus status = CplStatus::SC;
     std::uint64_t latency_ps = 0;  // from arrival until the data is ready
     bool poisoned = false;
+    // Bulk reads: the latency one request of the aggregate would see (its first piece),
+    // which bounds a tag-limited stream; 0: use latency_ps.
+    std::uint64_t unit_latency_ps = 0;
   };
   /// A posted request (MWr, Msg): `data` holds tlp.length bytes when the TLP carries data.
-  virtual void posted(const Tlp& tlp, const std::uint8_t* data) = 0;
+  /// Returns how long (ps) the receive buffer stays occupied beyond arrival (0: drained at
+  /// once); the credits go back that much later, which is how a slow sink back-pressures
+  /// the link.
+  virtual std::uint64_t posted(const Tlp& tlp, const std::uint8_t* data) = 0;
   /// A non-posted request (MRd, CfgRd, CfgWr): `read_out` (nullable) receives tlp.length
   /// bytes for reads; `write_data` holds the bytes of a CfgWr.
   virtual Answer nonposted(const Tlp& tlp, std::uint8_t* read_out, const std::uint8_t* write_data) = 0;
@@ -153,6 +159,7 @@ class PciePort : public sc_core::sc_module {
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;
   std::uint64_t pending_seq_ = 0;
   sc_core::sc_event pending_event_;
+  std::uint64_t min_unit_latency_ps_ = ~0ULL;
 
   counters::Counter& requests_;
   counters::Counter& completions_received_;

@@ -1,0 +1,231 @@
+// The host and the device across a link, as a driver meets them: enumeration through
+// ECAM, BAR sizing and MMIO routed to the device with its function and BAR, MSI-X to the
+// interrupt controller, DMA through the IOMMU (mapped, faulting, VF isolation), the
+// reentrancy guard, UR with AER, FLR, D3hot, and NUMA placement.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "sim/systemc_test_support.hpp"
+#include "system_harness.hpp"
+
+namespace sohusim::pcie {
+namespace {
+
+using test::Cpu;
+using test::kDeviceRid;
+using test::SystemBench;
+
+unsigned find_cap(Cpu& cpu, RequesterId rid, unsigned id) {
+  unsigned p = cpu.cfg_read(rid, 0x34) & 0xFC;
+  for (int guard = 0; p != 0 && guard < 48; ++guard) {
+    const std::uint32_t h = cpu.cfg_read(rid, p);
+    if ((h & 0xFF) == id) return p;
+    p = (h >> 8) & 0xFC;
+  }
+  return 0;
+}
+
+unsigned find_ext_cap(Cpu& cpu, RequesterId rid, unsigned id) {
+  unsigned p = 0x100;
+  for (int guard = 0; p != 0 && guard < 64; ++guard) {
+    const std::uint32_t h = cpu.cfg_read(rid, p);
+    if ((h & 0xFFFF) == id) return p;
+    p = (h >> 20) & 0xFFC;
+  }
+  return 0;
+}
+
+SOHUSIM_SYSTEMC_TEST(PcieSystem, EnumerationMmioRoutingAndUnsupportedRequest) {
+  SystemBench b;
+  test::Driver d("cpu_thread", [&] {
+    EXPECT_EQ(b.cpu->cfg_read(kDeviceRid, 0x00), 0x5001'1e5cu);
+    EXPECT_EQ(b.cpu->cfg_read(make_rid(1, 1, 0), 0x00), 0xFFFFFFFFu);  // no such function: UR, all ones
+    b.enumerate();
+    EXPECT_EQ(b.bar0_size, 64u << 10);
+    const double t0 = test::now_ns();
+    EXPECT_EQ(b.cpu->read32(0xF000'0100), 0xC0DE0100u);
+    const double rtt = test::now_ns() - t0;
+    EXPECT_GT(rtt, 1300.0);  // about 1.5 us by default
+    EXPECT_LT(rtt, 1700.0);
+    b.cpu->write32(0xF800'0040, 0x1234);
+    EXPECT_EQ(b.cpu->read32(0xF800'0040), 0x1234u);
+    tlm::tlm_response_status st = tlm::TLM_OK_RESPONSE;
+    EXPECT_EQ(b.cpu->read32(0xF010'0000, &st), 0xFFFFFFFFu);  // beyond BAR0: hits nothing
+    EXPECT_EQ(st, tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    const unsigned aer = find_ext_cap(*b.cpu, kDeviceRid, 0x0001);
+    ASSERT_NE(aer, 0u);
+    EXPECT_NE(b.cpu->cfg_read(kDeviceRid, aer + 4) & (1u << 20), 0u);  // UR status
+  });
+  sc_core::sc_start();
+  ASSERT_GE(b.device->seen.size(), 3u);
+  EXPECT_EQ(b.device->seen[0].function, kDeviceRid);
+  EXPECT_EQ(b.device->seen[0].bar, 0u);
+  EXPECT_EQ(b.device->seen[0].offset, 0x100u);
+  EXPECT_EQ(b.device->seen[1].bar, 2u);
+  EXPECT_EQ(b.count("dev0.ep.unsupported_requests"), 2);
+}
+
+SOHUSIM_SYSTEMC_TEST(PcieSystem, MsixReachesTheInterruptControllerAndMaskingPends) {
+  SystemBench b;
+  test::Driver d("cpu_thread", [&] {
+    b.enumerate();
+    const std::uint64_t entry = 0xF000'2000 + 3 * 16;
+    b.cpu->write32(entry + 0, 0xFEE0'0000);
+    b.cpu->write32(entry + 4, 0);
+    b.cpu->write32(entry + 8, 42);
+    b.cpu->write32(entry + 12, 1);  // still masked
+    const unsigned msix = find_cap(*b.cpu, kDeviceRid, 0x11);
+    ASSERT_NE(msix, 0u);
+    b.cpu->cfg_write(kDeviceRid, msix, b.cpu->cfg_read(kDeviceRid, msix) | (1u << 31));  // MSI-X Enable
+    EXPECT_EQ(b.ep->raise_msix(kDeviceRid, 3), MsixRaise::Pending);
+    EXPECT_NE(b.cpu->read32(0xF000'3000) & (1u << 3), 0u);  // PBA bit 3
+    b.cpu->write32(entry + 12, 0);  // unmask: the pending message goes out
+    b.irq->wait_for(42);
+    EXPECT_EQ(b.irq->last_source(42), kDeviceRid);
+    EXPECT_EQ(b.cpu->read32(0xF000'3000) & (1u << 3), 0u);
+    const double t0 = test::now_ns();
+    EXPECT_EQ(b.ep->raise_msix(kDeviceRid, 3), MsixRaise::Delivered);
+    b.irq->wait_for(42);
+    EXPECT_LT(test::now_ns() - t0, 300.0);  // a posted write up the link
+    EXPECT_EQ(b.ep->raise_msix(kDeviceRid, 99), MsixRaise::BadVector);
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(b.irq->delivered(42), 2u);
+  EXPECT_EQ(b.count("host0.rc.msi"), 2);
+}
+
+SOHUSIM_SYSTEMC_TEST(PcieSystem, DmaThroughTheIommuAndFaults) {
+  SystemBench b;
+  const DomainId dom = b.iommu->create_domain();
+  b.iommu->attach(kDeviceRid, dom);
+  b.iommu->map(dom, 0x1000'0000, 0x20'0000, 8192, IommuPerm::ReadWrite);
+  test::Driver d("cpu_thread", [&] {
+    b.enumerate();
+    std::vector<std::uint8_t> out(4096), in(4096);
+    std::iota(out.begin(), out.end(), 7);
+    EXPECT_EQ(b.device->transfer(true, 0x1000'0800, out.data(), 4096, kDeviceRid), tlm::TLM_OK_RESPONSE);
+    sc_core::wait(sc_core::sc_time(1, sc_core::SC_US));
+    std::vector<std::uint8_t> host(4096);
+    b.dram->store()->read(0x20'0800, host.data(), host.size());
+    EXPECT_EQ(host, out);
+    EXPECT_EQ(b.device->transfer(false, 0x1000'0800, in.data(), 4096, kDeviceRid), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(in, out);
+    // Unmapped: the read is blocked and answered UR; the fault names requester and IOVA.
+    EXPECT_EQ(b.device->transfer(false, 0x2000'0000, in.data(), 64, kDeviceRid), tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  });
+  sc_core::sc_start();
+  ASSERT_EQ(b.iommu->fault_log().size(), 1u);
+  EXPECT_EQ(b.iommu->fault_log()[0].iova, 0x2000'0000u);
+  EXPECT_EQ(b.iommu->fault_log()[0].requester, kDeviceRid);
+  EXPECT_FALSE(b.iommu->fault_log()[0].is_write);
+  EXPECT_GT(b.count("host0.iommu.walks"), 0);
+  EXPECT_EQ(b.count("host0.rc.dma_blocked"), 1);
+}
+
+SOHUSIM_SYSTEMC_TEST(PcieSystem, SriovVfsAreFunctionsOfTheirOwnAndIsolated) {
+  SystemBench b;
+  const RequesterId vf0 = kDeviceRid + 4;
+  const DomainId pf_dom = b.iommu->create_domain();
+  const DomainId vf_dom = b.iommu->create_domain();
+  b.iommu->attach(kDeviceRid, pf_dom);
+  b.iommu->attach(vf0, vf_dom);
+  b.iommu->map(pf_dom, 0x3000'0000, 0x20'0000, 4096, IommuPerm::ReadWrite);
+  b.iommu->map(vf_dom, 0x1000'0000, 0x40'0000, 4096, IommuPerm::ReadWrite);
+  test::Driver d("cpu_thread", [&] {
+    b.enumerate();
+    const unsigned sriov = find_ext_cap(*b.cpu, kDeviceRid, 0x0010);
+    ASSERT_NE(sriov, 0u);
+    b.cpu->cfg_write(kDeviceRid, sriov + 0x10, 2);  // NumVFs
+    b.cpu->cfg_write(kDeviceRid, sriov + 0x24, 0xF810'0000);
+    b.cpu->cfg_write(kDeviceRid, sriov + 0x28, 0);
+    b.cpu->cfg_write(kDeviceRid, sriov + 0x08, 0x9);  // VF Enable + VF MSE
+    EXPECT_EQ(b.ep->functions().num_vfs(), 2u);
+    EXPECT_EQ(b.cpu->cfg_read(vf0, 0x00), 0xFFFFFFFFu);  // VF ID registers read all ones
+    b.cpu->cfg_write(vf0, 0x04, 0x4);                   // VF bus mastering
+    EXPECT_EQ(b.cpu->read32(0xF810'4010), 0xC0DE0010u);  // VF1's BAR0 window: base + 1 x 16 KiB
+    std::vector<std::uint8_t> buf(256, 0xAB);
+    EXPECT_EQ(b.device->transfer(true, 0x1000'0000, buf.data(), 256, vf0), tlm::TLM_OK_RESPONSE);
+    // The PF's IOVA is not in the VF's domain: blocked.
+    EXPECT_EQ(b.device->transfer(false, 0x3000'0000, buf.data(), 256, vf0), tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    sc_core::wait(sc_core::sc_time(1, sc_core::SC_US));
+    std::uint8_t landed = 0;
+    b.dram->store()->read(0x40'0000, &landed, 1);
+    EXPECT_EQ(landed, 0xAB);
+  });
+  sc_core::sc_start();
+  ASSERT_FALSE(b.device->seen.empty());
+  EXPECT_TRUE(b.device->seen.back().is_vf);
+  EXPECT_EQ(b.device->seen.back().vf_index, 1u);
+  EXPECT_EQ(b.device->seen.back().function, kDeviceRid + 6);
+  ASSERT_EQ(b.iommu->fault_log().size(), 1u);
+  EXPECT_EQ(b.iommu->fault_log()[0].requester, vf0);
+}
+
+SOHUSIM_SYSTEMC_TEST(PcieSystem, ReentrancyGuardAndBusMasterEnable) {
+  SystemBench b(RootComplexParams{}, LinkParams{}, false);
+  test::Driver d("cpu_thread", [&] {
+    std::vector<std::uint8_t> buf(64);
+    EXPECT_EQ(b.device->transfer(false, 0x10'0000, buf.data(), 64, kDeviceRid), tlm::TLM_GENERIC_ERROR_RESPONSE);
+    b.enumerate();
+    EXPECT_EQ(b.device->transfer(false, 0x10'0000, buf.data(), 64, kDeviceRid), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(b.device->transfer(true, 0xF000'0F00, buf.data(), 512, kDeviceRid), tlm::TLM_COMMAND_ERROR_RESPONSE);
+  });
+  sc_core::sc_start();
+  ASSERT_EQ(b.ep->blocked_dma_log().size(), 2u);
+  EXPECT_NE(b.ep->blocked_dma_log()[0].find("Bus Master Enable"), std::string::npos);
+  EXPECT_NE(b.ep->blocked_dma_log()[1].find("own BAR0"), std::string::npos);
+  EXPECT_EQ(b.count("dev0.ep.dma_blocked"), 2);
+}
+
+SOHUSIM_SYSTEMC_TEST(PcieSystem, FlrAndD3hot) {
+  SystemBench b;
+  test::Driver d("cpu_thread", [&] {
+    b.enumerate();
+    const unsigned pm = find_cap(*b.cpu, kDeviceRid, 0x01);
+    const unsigned px = find_cap(*b.cpu, kDeviceRid, 0x10);
+    ASSERT_NE(pm, 0u);
+    ASSERT_NE(px, 0u);
+    b.cpu->cfg_write(kDeviceRid, pm + 4, 3);  // PMCSR: D3hot
+    tlm::tlm_response_status st{};
+    EXPECT_EQ(b.cpu->read32(0xF000'0100, &st), 0xFFFFFFFFu);  // memory space is off in D3hot
+    b.cpu->cfg_write(kDeviceRid, pm + 4, 0);                 // back to D0
+    EXPECT_EQ(b.cpu->read32(0xF000'0100), 0xC0DE0100u);
+    const std::uint32_t devctl = b.cpu->cfg_read(kDeviceRid, px + 8);
+    b.cpu->cfg_write(kDeviceRid, px + 8, devctl | (1u << 15));  // Initiate FLR
+    EXPECT_EQ(b.cpu->cfg_read(kDeviceRid, 0x04) & 0x6, 0u);     // command register cleared
+    EXPECT_EQ(b.cpu->cfg_read(kDeviceRid, 0x10) & ~0xFu, 0u);   // BAR0 unassigned
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(b.count("dev0.ep.function_level_resets"), 1);
+}
+
+SOHUSIM_SYSTEMC_TEST(PcieSystem, DmaToTheFarNumaNodeIsSeveralTimesSlower) {
+  RootComplexParams root;
+  root.numa_nodes = 2;
+  root.node_bytes = 512ULL << 20;
+  root.device_node = 0;
+  SystemBench b(root, LinkParams{}, false);
+  double near_gbps = 0, far_gbps = 0;
+  test::Driver d("cpu_thread", [&] {
+    b.enumerate();
+    std::vector<std::uint8_t> buf(16 << 20);
+    double t0 = test::now_ns();
+    EXPECT_EQ(b.device->transfer(false, 0x100'0000, buf.data(), static_cast<unsigned>(buf.size()), kDeviceRid),
+              tlm::TLM_OK_RESPONSE);
+    near_gbps = static_cast<double>(buf.size()) / (test::now_ns() - t0);
+    t0 = test::now_ns();
+    EXPECT_EQ(b.device->transfer(false, (512ULL << 20) + 0x100'0000, buf.data(), static_cast<unsigned>(buf.size()),
+                                 kDeviceRid),
+              tlm::TLM_OK_RESPONSE);
+    far_gbps = static_cast<double>(buf.size()) / (test::now_ns() - t0);
+  });
+  sc_core::sc_start();
+  std::printf("DMA read, device on node 0: node 0 %.2f GB/s, node 1 %.2f GB/s\n", near_gbps, far_gbps);
+  EXPECT_GT(near_gbps, 45.0);
+  EXPECT_GT(near_gbps / far_gbps, 2.0);
+  EXPECT_GT(b.count("host0.rc.remote_bytes"), 15e6);
+}
+
+}  // namespace
+}  // namespace sohusim::pcie
