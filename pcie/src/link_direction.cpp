@@ -59,6 +59,10 @@ LinkDirection::LinkDirection(sc_core::sc_module_name name, const LinkParams& par
   skp_quantum_ = 1538.0 * (1.0 - o_local);
   ack_quantum_ = params_.ack_interval() * (1.0 - o_local);
   fc_quantum_ = params_.fc_interval() * (1.0 - o_local);
+  if (inst.tracing("pcie")) {
+    trace_ = inst.trace;
+    bw_track_ = trace_->counter_track(inst.process_track, prefix + " bandwidth", "GB/s");
+  }
   SC_METHOD(transmit_method);
   sensitive << kick_;
   dont_initialize();
@@ -236,6 +240,7 @@ void LinkDirection::transmit(Tlp& tlp) {
   busy_until_fs_ = start + dur;
   wire_bytes_.inc(tlp.wire_bytes);
   if (capture_ != nullptr) capture_->record(start / 1000, label_, tlp);
+  if (bw_track_ != 0 && tlp.replays == 0 && carries_data(tlp.type)) sample_bandwidth(start / 1000, tlp.length);
   account_overhead(bytes);
   // An aggregate paced by credits or tags: its DLLPs fit in the gaps it leaves.
   if (busy_until_fs_ < start + tlp.bulk_min_ps * 1000) busy_until_fs_ = start + tlp.bulk_min_ps * 1000;
@@ -421,6 +426,30 @@ void LinkDirection::wake(std::uint64_t ready_ps) {
 void LinkDirection::sync_stats() {
   const std::uint64_t now = sc_core::sc_time_stamp().value();
   if (now > state_since_ps_) set_state(state_);
+  flush_bandwidth();
+}
+
+void LinkDirection::sample_bandwidth(std::uint64_t start_ps, std::uint64_t payload) {
+  const std::uint64_t bin = start_ps / bin_ps_;
+  if (bin_open_ && bin != bin_index_) {
+    flush_bandwidth();
+    // An idle stretch reads as zero from the bin after the last one with data.
+    if (bin > bin_index_ + 1) trace_->counter(bw_track_, static_cast<counters::TimeNs>((bin_index_ + 1) * bin_ps_ / 1000), 0.0);
+  }
+  if (!bin_open_ || bin != bin_index_) {
+    bin_index_ = bin;
+    bin_bytes_ = 0;
+    bin_open_ = true;
+  }
+  bin_bytes_ += static_cast<double>(payload);
+}
+
+void LinkDirection::flush_bandwidth() {
+  if (!bin_open_ || trace_ == nullptr) return;
+  // bytes per bin / bin length in ns = GB/s
+  trace_->counter(bw_track_, static_cast<counters::TimeNs>(bin_index_ * bin_ps_ / 1000),
+                  bin_bytes_ / (static_cast<double>(bin_ps_) / 1000.0));
+  bin_open_ = false;
 }
 
 }  // namespace sohusim::pcie

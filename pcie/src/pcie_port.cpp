@@ -39,6 +39,10 @@ PciePort::PciePort(sc_core::sc_module_name name, const LinkParams& link, const P
                                                 counters::DistributionSpec::log(1.0, 1.0e8, 80))) {
   SC_HAS_PROCESS(PciePort);
   rx_.set_receiver([this](Tlp& t) { receive(t); });
+  if (inst.tracing("pcie")) {
+    trace_ = inst.trace;
+    transfers_track_ = trace_->async_track(inst.process_track, prefix + " transfers");
+  }
   SC_METHOD(pending_method);
   sensitive << pending_event_;
   dont_initialize();
@@ -77,8 +81,22 @@ void PciePort::post(const Request& r, std::function<void()> on_sent) {
   tx_.send(std::move(item));
 }
 
+void PciePort::trace_transfer(const Request& r, std::uint64_t start_ps, const Result& res) {
+  const std::uint64_t now = sc_core::sc_time_stamp().value();
+  const std::string_view name = to_string(r.type);
+  trace_->complete(transfers_track_, static_cast<counters::TimeNs>(start_ps / 1000),
+                   static_cast<counters::TimeNs>((now - start_ps) / 1000), name,
+                   {{"address", r.address},
+                    {"bytes", r.length},
+                    {"requester", format_rid(r.requester)},
+                    {"tlps", res.tlps},
+                    {"status", to_string(res.timed_out ? CplStatus::CA : res.status)}},
+                   {}, r.correlation);
+}
+
 PciePort::Result PciePort::transact(const Request& r) {
   Result result;
+  const std::uint64_t t_start = sc_core::sc_time_stamp().value();
   const bool posted = r.type == TlpType::MWr || r.type == TlpType::Msg;
   if (posted) {
     bool sent = false;
@@ -126,6 +144,7 @@ PciePort::Result PciePort::transact(const Request& r) {
       post(r, finish);
     }
     while (!sent) sc_core::wait(done);
+    if (transfers_track_ != 0) trace_transfer(r, t_start, result);
     return result;
   }
 
@@ -170,6 +189,7 @@ PciePort::Result PciePort::transact(const Request& r) {
     }
   }
   read_latency_.sample(static_cast<double>(sc_core::sc_time_stamp().value() - start) / 1000.0);
+  if (transfers_track_ != 0) trace_transfer(r, t_start, txn.result);
   return txn.result;
 }
 

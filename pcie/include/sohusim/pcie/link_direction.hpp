@@ -169,6 +169,17 @@ class LinkDirection : public sc_core::sc_module {
 
   sc_core::sc_event kick_, deliver_event_, credit_event_, nak_event_, idle_event_;
 
+  // Trace: a bandwidth counter track (payload GB/s per bin of bandwidth_bin_ps), emitted
+  // as bins close, without a periodic process.
+  void sample_bandwidth(std::uint64_t start_ps, std::uint64_t payload);
+  void flush_bandwidth();
+  counters::TraceRecorder* trace_ = nullptr;
+  counters::TrackId bw_track_ = 0;
+  std::uint64_t bin_ps_ = 1'000'000;
+  std::uint64_t bin_index_ = 0;
+  double bin_bytes_ = 0;
+  bool bin_open_ = false;
+
   counters::Counter& tlps_;
   counters::Counter& tlps_mwr_;
   counters::Counter& tlps_mrd_;

@@ -161,6 +161,10 @@ class PciePort : public sc_core::sc_module {
   sc_core::sc_event pending_event_;
   std::uint64_t min_unit_latency_ps_ = ~0ULL;
 
+  void trace_transfer(const Request& r, std::uint64_t start_ps, const Result& res);
+  counters::TraceRecorder* trace_ = nullptr;
+  counters::TrackId transfers_track_ = 0;
+
   counters::Counter& requests_;
   counters::Counter& completions_received_;
   counters::Counter& timeouts_;
