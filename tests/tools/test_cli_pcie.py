@@ -40,6 +40,17 @@ class PcieCli(unittest.TestCase):
         self.assertGreater(j["replays"], 0)
         self.assertEqual(j["errors"], 0)
 
+    def test_h100_device_to_host_configuration(self):
+        # docs/validation.md: H100 (PCIe Gen5 x16) device-to-host, measured 52.8 GB/s.
+        j = self.json_of("--gen", "5", "--lanes", "16", "--mps", "256", "--pattern", "write", "--bytes", "64MiB")
+        self.assertAlmostEqual(j["throughput_gbps"], 52.8, delta=52.8 * 0.01)
+
+    def test_a100_configuration(self):
+        # docs/validation.md: A100 (PCIe Gen4 x16) host-to-device, about 25 GB/s measured.
+        j = self.json_of("--gen", "4", "--lanes", "16", "--mps", "256", "--mrrs", "512", "--rcb", "128",
+                         "--no-merge", "--pattern", "read", "--outstanding", "16", "--bytes", "32MiB")
+        self.assertAlmostEqual(j["throughput_gbps"], 25.0, delta=25.0 * 0.03)
+
     def test_bad_input_names_the_field(self):
         for args, needle in ((["--gen", "7"], "generation"), (["--lanes", "12"], "x12"), (["--mps", "384"], "MPS 384"),
                              (["--rcb", "256"], "pcie.link.rcb"), (["--rcb", "96"], "RCB 96"), (["--tags", "9"], "9"), (["--pattern", "zigzag"], "zigzag"),

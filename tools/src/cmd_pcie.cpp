@@ -1,12 +1,14 @@
 // `sohusim pcie`: moves data across one PCIe link and prints throughput, efficiency and
-// latency, the way pcie-bench's users measure a link. The device side is the requester for
-// DMA patterns (write: device-to-host posted writes; read: device reads of host memory,
-// answered by the host DRAM model); mmio-read is the CPU reading a device register, each
-// read stalling the CPU for the round trip. `--outstanding` streams run at once; each
-// issues requests of `--size` until `--bytes` have moved. docs/pcie.md has the model.
+// latency, the way pcie-bench's users measure a link. The whole chain is real: host DRAM
+// behind the root complex and its IOMMU, the link, the endpoint and a device behind BAR0.
+// DMA patterns run on the device (write: device-to-host posted writes; read: device reads
+// of host memory); mmio-read is a CPU thread reading a device register, stalling for the
+// round trip. `--outstanding` streams run at once; each issues requests of `--size` until
+// `--bytes` have moved. docs/pcie.md has the model.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -14,16 +16,25 @@
 #include <memory>
 
 #include <nlohmann/json.hpp>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 #include <systemc>
+#include <tlm>
 
 #include "cli.hpp"
 #include "run_outputs.hpp"
 #include "schema_all.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/memory/host_dram.hpp"
+#include "sohusim/pcie/interrupt_controller.hpp"
+#include "sohusim/pcie/iommu.hpp"
+#include "sohusim/pcie/pcie_endpoint.hpp"
 #include "sohusim/pcie/pcie_link.hpp"
 #include "sohusim/pcie/pcie_port.hpp"
+#include "sohusim/pcie/pcie_schema.hpp"
+#include "sohusim/pcie/root_complex.hpp"
 #include "sohusim/pcie/tlp_capture.hpp"
+#include "sohusim/sim/correlation_extension.hpp"
 #include "sohusim/sim/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/units.hpp"
@@ -47,38 +58,58 @@ struct PcieOptions {
   bool json = false;
 };
 
-// The host's memory behind the root port: the transfer-level DDR5 model.
-class HostMemoryCompleter : public pcie::Completer {
+// The device behind the endpoint, as far as moving data needs one: a register file behind
+// BAR0 that answers after a fixed latency, and a DMA initiator the streams use.
+class BenchDevice : public sc_core::sc_module {
  public:
-  explicit HostMemoryCompleter(const memory::HostDramParams& p) : channels_(p), capacity_(p.capacity) {}
-  std::uint64_t posted(const pcie::Tlp& tlp, const std::uint8_t*) override {
-    if (tlp.address + tlp.length <= capacity_) channels_.access(now_ps(), tlp.address, std::max<std::uint32_t>(tlp.length, 1));
-    return 0;
+  tlm_utils::simple_target_socket<BenchDevice> regs{"regs"};
+  tlm_utils::simple_initiator_socket<BenchDevice> dma{"dma"};
+  BenchDevice(sc_core::sc_module_name n, std::uint64_t latency_ps) : sc_core::sc_module(n), latency_ps_(latency_ps) {
+    regs.register_b_transport(this, &BenchDevice::access);
   }
-  Answer nonposted(const pcie::Tlp& tlp, std::uint8_t*, const std::uint8_t*) override {
-    if (tlp.type != pcie::TlpType::MRd || tlp.address + tlp.length > capacity_) return {pcie::CplStatus::UR, 0, false};
-    const std::uint64_t now = now_ps();
-    return {pcie::CplStatus::SC, channels_.access(now, tlp.address, tlp.length) - now, false};
+  tlm::tlm_response_status transfer(bool write, std::uint64_t addr, std::uint64_t len, pcie::RequesterId rid) {
+    tlm::tlm_generic_payload gp;
+    gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    gp.set_address(addr);
+    gp.set_data_ptr(nullptr);  // timing data mode: no bytes move
+    gp.set_data_length(static_cast<unsigned>(len));
+    gp.set_streaming_width(static_cast<unsigned>(len));
+    sim::CorrelationExtension corr(0, rid);
+    gp.set_extension(&corr);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    dma->b_transport(gp, delay);
+    gp.clear_extension(&corr);
+    return gp.get_response_status();
   }
 
  private:
-  static std::uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
-  memory::HostDramChannels channels_;
-  std::uint64_t capacity_;
+  void access(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    if (gp.is_read() && gp.get_data_ptr() != nullptr) std::memset(gp.get_data_ptr(), 0x5a, gp.get_data_length());
+    delay += sc_core::sc_time::from_value(latency_ps_);
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+  std::uint64_t latency_ps_;
 };
 
-// A device's register file: every read answers after a fixed latency.
-class RegisterCompleter : public pcie::Completer {
+/// A CPU thread's MMIO access through the root complex.
+class BenchCpu : public sc_core::sc_module {
  public:
-  explicit RegisterCompleter(std::uint64_t latency_ps) : latency_ps_(latency_ps) {}
-  std::uint64_t posted(const pcie::Tlp&, const std::uint8_t*) override { return 0; }
-  Answer nonposted(const pcie::Tlp&, std::uint8_t* out, const std::uint8_t*) override {
-    if (out != nullptr) out[0] = 0x5a;
-    return {pcie::CplStatus::SC, latency_ps_, false};
+  tlm_utils::simple_initiator_socket<BenchCpu> socket{"socket"};
+  explicit BenchCpu(sc_core::sc_module_name n) : sc_core::sc_module(n) {}
+  tlm::tlm_response_status access(bool write, std::uint64_t addr, std::uint8_t* data, unsigned len) {
+    tlm::tlm_generic_payload gp;
+    gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    gp.set_address(addr);
+    gp.set_data_ptr(data);
+    gp.set_data_length(len);
+    gp.set_streaming_width(len);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    socket->b_transport(gp, delay);
+    return gp.get_response_status();
   }
-
- private:
-  std::uint64_t latency_ps_;
+  void config_write(pcie::RequesterId rid, unsigned reg, std::uint32_t v) {
+    access(true, 0xE000'0000ULL + (static_cast<std::uint64_t>(rid) << 12) + reg, reinterpret_cast<std::uint8_t*>(&v), 4);
+  }
 };
 
 std::uint64_t parse_bytes(const std::string& text, const char* option, double lo, double hi) {
@@ -148,57 +179,98 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
   const counters::TrackId proc = trace->enabled() ? trace->process_track("pcie") : 0;
   sim::Instrumentation inst{&registry, trace.get(), proc};
 
+  // The chain a driver and a device meet: host DRAM behind the root complex (with its
+  // IOMMU), the link, the endpoint with one function, a device behind its BAR0.
+  memory::HostDramParams host_params = memory::HostDramParams::from_config(cfg);
+  host_params.functional = false;
+  try {
+    host_params.validate();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  pcie::RootComplexParams root_params = pcie::RootComplexParams::from_config(cfg);
+  pcie::IommuParams iommu_params = pcie::iommu_params_from_config(cfg);
+  try {
+    root_params.validate();
+    iommu_params.validate();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  memory::HostDram dram("host_dram", host_params, inst, "host0.dram");
+  pcie::Iommu iommu(iommu_params, counters::Scope(registry, "host0.iommu"));
+  pcie::InterruptController irq(inst, "host0.irq");
   pcie::PcieLink link("link", link_params, inst, "pcie");
   pcie::PortParams port_params;
   if (o.no_bulk) port_params.bulk_threshold = 0;
-  pcie::PciePort rc("rc", link_params, port_params, link.down(), link.up(), inst, "pcie.rc");
-  pcie::PciePort ep("ep", link_params, port_params, link.up(), link.down(), inst, "pcie.ep");
-  memory::HostDramParams host_params = memory::HostDramParams::from_config(cfg);
-  host_params.validate();
-  HostMemoryCompleter host(host_params);
+  pcie::PciePort rc_port("rc_port", link_params, port_params, link.down(), link.up(), inst, "pcie.rc");
+  pcie::PciePort ep_port("ep_port", link_params, port_params, link.up(), link.down(), inst, "pcie.ep");
+  pcie::RootComplex rc("rc", root_params, rc_port, &iommu, irq, inst, "host0.rc");
+  rc.memory_socket.bind(dram.socket);
+  const pcie::RequesterId device_rid = pcie::make_rid(1, 0, 0);
+  pcie::PcieFunctionSpec spec;
+  spec.ids.vendor_id = 0x1e5c;
+  spec.ids.device_id = 0x5001;
+  spec.bars = {pcie::BarSpec{0, 64 << 10, true, false}};
+  spec.max_payload_size = 4096;
+  spec.link_speed_gen = link_params.generation;
+  spec.link_width = link_params.lanes;
+  pcie::PcieEndpoint ep("ep", device_rid, spec, ep_port, link, inst, "dev0.ep");
   const auto ps = [](double s) { return static_cast<std::uint64_t>(std::llround(s * 1e12)); };
-  RegisterCompleter device(ps(cfg.get_quantity("pcie.root.device_register_latency")));
-  rc.set_completer(&host);
-  ep.set_completer(&device);
+  BenchDevice device("device", ps(cfg.get_quantity("pcie.root.device_register_latency")));
+  ep.bar_socket.bind(device.regs);
+  device.dma.bind(ep.dma_socket);
+  BenchCpu cpu("cpu");
+  cpu.socket.bind(rc.cpu_socket);
   if (capture) {
     link.down().set_capture(capture.get(), "down");
     link.up().set_capture(capture.get(), "up");
   }
-  const sc_core::sc_time cpu_path = sc_core::sc_time::from_value(ps(cfg.get_quantity("pcie.root.cpu_mmio_latency")));
+  // The DMA buffer: IOVA = physical address, mapped for the device in its own domain.
+  const std::uint64_t buffer = 0x100000;
+  const std::uint64_t span = std::min<std::uint64_t>(total, host_params.capacity / 4);
+  if (iommu_params.enabled) {
+    const pcie::DomainId dom = iommu.create_domain();
+    iommu.attach(device_rid, dom);
+    iommu.map(dom, buffer, buffer, (span + 4095) & ~4095ULL, pcie::IommuPerm::ReadWrite);
+  }
 
-  // Streams: each moves its share of the bytes in requests of `size`.
+  // Set-up as a driver's probe does it (BAR0 at 0xF0000000, memory space and bus
+  // mastering on); the measurement starts after it.
   const bool mmio = o.pattern == "mmio-read";
   const unsigned streams = mmio ? 1 : o.outstanding;
   const std::uint64_t request_bytes = mmio ? std::min<std::uint64_t>(size, 8) : size;
   std::uint64_t requests_done = 0, bytes_done = 0, errors = 0;
   double latency_sum_ns = 0;
-  sc_core::sc_time end = sc_core::SC_ZERO_TIME;
+  sc_core::sc_time begin = sc_core::SC_ZERO_TIME, end = sc_core::SC_ZERO_TIME;
   std::uint64_t next_offset = 0;
+  sc_core::sc_event ready;
+  sc_core::sc_spawn([&] {
+    cpu.config_write(device_rid, 0x10, 0xF000'0000);
+    cpu.config_write(device_rid, 0x14, 0);
+    cpu.config_write(device_rid, 0x04, 0x6);
+    begin = sc_core::sc_time_stamp();
+    ready.notify(sc_core::SC_ZERO_TIME);
+  }, "probe");
   for (unsigned s = 0; s < streams; ++s) {
     sc_core::sc_spawn(
         [&, s] {
+          sc_core::wait(ready);
           const bool read = o.pattern == "read" || (o.pattern == "mixed" && s % 2 == 1);
           while (next_offset < total) {
             const std::uint64_t offset = next_offset;
             const std::uint64_t len = std::min(request_bytes, total - offset);
             next_offset += len;
             const sc_core::sc_time t0 = sc_core::sc_time_stamp();
-            pcie::PciePort::Request r;
-            r.length = len;
-            r.address = (offset % (host_params.capacity / 2)) + 0x1000;
-            pcie::PciePort::Result res;
+            tlm::tlm_response_status st = tlm::TLM_OK_RESPONSE;
             if (mmio) {
-              r.type = pcie::TlpType::MRd;
-              r.address = 0xf000'0000 + (offset % 4096);
-              sc_core::wait(cpu_path);
-              res = rc.transact(r);
-              sc_core::wait(cpu_path);
+              std::uint8_t value[8];
+              st = cpu.access(false, 0xF000'0000 + (offset % 4096), value, static_cast<unsigned>(len));
             } else {
-              r.type = read ? pcie::TlpType::MRd : pcie::TlpType::MWr;
-              r.requester = pcie::make_rid(1, 0, 0);
-              res = ep.transact(r);
+              const std::uint64_t within = offset % span;
+              const std::uint64_t l = std::min(len, span - within);
+              st = device.transfer(!read, buffer + within, l, device_rid);
             }
-            if (res.status != pcie::CplStatus::SC || res.timed_out) ++errors;
+            if (st != tlm::TLM_OK_RESPONSE) ++errors;
             latency_sum_ns += (sc_core::sc_time_stamp() - t0).to_seconds() * 1e9;
             ++requests_done;
             bytes_done += len;
@@ -229,7 +301,7 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
   trace->close();
   if (capture_file) capture_file->flush();
 
-  const double sim_s = end.to_seconds();
+  const double sim_s = end > begin ? (end - begin).to_seconds() : 0.0;
   const double throughput = sim_s > 0 ? static_cast<double>(bytes_done) / sim_s : 0.0;
   const double raw = link_params.raw_bytes_per_s();
   const auto v = [&](const std::string& n) { return registry.value(n); };
