@@ -89,8 +89,14 @@ void LinkDirection::notify_at_fs(sc_core::sc_event& e, std::uint64_t at_fs) {
 }
 
 void LinkDirection::send(TxItem item) {
+  const std::uint64_t now = sc_core::sc_time_stamp().value();
+  const std::uint64_t ready = item.ready_ps;
   items_.push_back(std::move(item));
-  kick_.notify(sc_core::SC_ZERO_TIME);
+  if (ready > now) {
+    if (busy_until_fs_ <= now * 1000) kick_.notify(sc_time::from_value(ready - now));
+  } else {
+    kick_.notify(sc_core::SC_ZERO_TIME);
+  }
 }
 
 void LinkDirection::release_credits(FcClass cls, std::uint32_t data_credits, std::uint64_t drain_ps) {
@@ -154,7 +160,9 @@ Tlp LinkDirection::take_next(TxItem& item, bool& last) {
   return t;
 }
 
-bool LinkDirection::pick(Tlp& out, std::function<void()>& done) {
+bool LinkDirection::pick(Tlp& out, std::function<void()>& done, std::uint64_t& next_ready_ps) {
+  const std::uint64_t now_ps = sc_core::sc_time_stamp().value();
+  next_ready_ps = ~0ULL;
   if (!retransmit_.empty()) {
     out = std::move(retransmit_.front());
     retransmit_.pop_front();
@@ -173,6 +181,12 @@ bool LinkDirection::pick(Tlp& out, std::function<void()>& done) {
                         : cls == FcClass::Completion ? !(blocked_p || blocked_cpl)
                                                      : !(blocked_p || blocked_np);
     if (!may_go) continue;
+    if (it->ready_ps > now_ps) {
+      // Its data is not there yet: others may go first (completions of different requests
+      // may pass each other), and the transmitter looks again when it is.
+      if (it->ready_ps < next_ready_ps) next_ready_ps = it->ready_ps;
+      continue;
+    }
     const Tlp next = peek_next(*it);
     if (!fc_.can_send(cls, next.data_credits())) {
       (cls == FcClass::Posted ? blocked_p : cls == FcClass::NonPosted ? blocked_np : blocked_cpl) = true;
@@ -323,7 +337,10 @@ void LinkDirection::transmit_method() {
   apply_credit_returns();
   Tlp tlp;
   std::function<void()> done;
-  if (!pick(tlp, done)) {
+  std::uint64_t next_ready_ps = ~0ULL;
+  if (!pick(tlp, done, next_ready_ps)) {
+    if (next_ready_ps != ~0ULL) kick_.notify(sc_time::from_value(next_ready_ps - now / 1000));
+    if (!has_ready_items(now / 1000)) return;  // only waiting for data: not a credit stall
     if (!stalled_) {
       stalled_ = true;
       stall_since_fs_ = now;
@@ -367,6 +384,14 @@ void LinkDirection::deliver_method() {
     if (receiver_) receiver_(tlp);
   }
   if (!in_flight_.empty()) deliver_event_.notify(sc_time::from_value(in_flight_.front().deliver_ps - now));
+}
+
+bool LinkDirection::has_ready_items(std::uint64_t now_ps) const noexcept {
+  if (!retransmit_.empty()) return true;
+  for (const TxItem& i : items_) {
+    if (i.ready_ps <= now_ps) return true;
+  }
+  return false;
 }
 
 bool LinkDirection::idle() const noexcept {

@@ -37,15 +37,11 @@ PciePort::PciePort(sc_core::sc_module_name name, const LinkParams& link, const P
       read_latency_(inst.registry->distribution(prefix + ".read_latency", "ns",
                                                 "from a read's first request to its last completion",
                                                 counters::DistributionSpec::log(1.0, 1.0e8, 80))) {
-  SC_HAS_PROCESS(PciePort);
   rx_.set_receiver([this](Tlp& t) { receive(t); });
   if (inst.tracing("pcie")) {
     trace_ = inst.trace;
     transfers_track_ = trace_->async_track(inst.process_track, prefix + " transfers");
   }
-  SC_METHOD(pending_method);
-  sensitive << pending_event_;
-  dont_initialize();
 }
 
 bool PciePort::use_bulk(const Request& r) const {
@@ -395,23 +391,9 @@ void PciePort::receive_request(Tlp& tlp) {
 }
 
 void PciePort::schedule(std::uint64_t at_ps, TxItem item) {
-  const std::uint64_t now = sc_core::sc_time_stamp().value();
-  if (at_ps <= now) {
-    tx_.send(std::move(item));
-    return;
-  }
-  pending_.push(Pending{at_ps, pending_seq_++, std::move(item)});
-  pending_event_.notify(sc_time::from_value(pending_.top().at_ps - now));
-}
-
-void PciePort::pending_method() {
-  const std::uint64_t now = sc_core::sc_time_stamp().value();
-  while (!pending_.empty() && pending_.top().at_ps <= now) {
-    TxItem item = std::move(const_cast<Pending&>(pending_.top()).item);
-    pending_.pop();
-    tx_.send(std::move(item));
-  }
-  if (!pending_.empty()) pending_event_.notify(sc_time::from_value(pending_.top().at_ps - now));
+  // The transmitter holds it until its data is ready.
+  item.ready_ps = at_ps;
+  tx_.send(std::move(item));
 }
 
 }  // namespace sohusim::pcie

@@ -56,6 +56,7 @@ struct TxItem {
   Segmenter writes;         // WriteRun: the MPS cut
   CompletionSegmenter cpls; // CompletionRun: the RCB/MPS cut
   std::uint64_t run_start = 0;
+  std::uint64_t ready_ps = 0;     // not before (a completion waiting for its data)
   std::function<void()> on_sent;  // when its last TLP has left the transmitter
 };
 
@@ -122,10 +123,11 @@ class LinkDirection : public sc_core::sc_module {
   void deliver_method();
   void credit_method();
   void apply_credit_returns();
+  bool has_ready_items(std::uint64_t now_ps) const noexcept;
   void nak_method();
   void idle_method();
 
-  bool pick(Tlp& out, std::function<void()>& done);
+  bool pick(Tlp& out, std::function<void()>& done, std::uint64_t& next_ready_ps);
   static Tlp peek_next(const TxItem& item);
   static Tlp take_next(TxItem& item, bool& last);
   void transmit(Tlp& tlp);

@@ -26,7 +26,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -127,12 +126,6 @@ class PciePort : public sc_core::sc_module {
     Txn* txn = nullptr;
     std::uint64_t expected = 0;  // bytes this request still waits for
   };
-  struct Pending {
-    std::uint64_t at_ps;
-    std::uint64_t seq;
-    TxItem item;
-    bool operator>(const Pending& o) const { return at_ps != o.at_ps ? at_ps > o.at_ps : seq > o.seq; }
-  };
 
   void receive(Tlp& tlp);
   void receive_completion(Tlp& tlp);
@@ -140,7 +133,6 @@ class PciePort : public sc_core::sc_module {
   void issue_reads(Txn& txn);
   void issue_waiting();
   void finish_if_done(Txn& txn);
-  void pending_method();
   void schedule(std::uint64_t at_ps, TxItem item);
   bool use_bulk(const Request& r) const;
   Tlp make_request_tlp(const Request& r, TlpType type, std::uint64_t address, std::uint32_t length) const;
@@ -156,9 +148,6 @@ class PciePort : public sc_core::sc_module {
   std::deque<Txn*> tag_waiters_;
   std::uint64_t next_txn_ = 1;
   std::uint64_t high_water_ = 0;
-  std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;
-  std::uint64_t pending_seq_ = 0;
-  sc_core::sc_event pending_event_;
   std::uint64_t min_unit_latency_ps_ = ~0ULL;
 
   void trace_transfer(const Request& r, std::uint64_t start_ps, const Result& res);
