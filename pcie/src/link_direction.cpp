@@ -130,17 +130,23 @@ void LinkDirection::charge_overhead(double bytes) {
   wire_bytes_.inc(static_cast<std::uint64_t>(bytes));
 }
 
-Tlp LinkDirection::peek_next(const TxItem& item) {
-  if (item.kind == TxItem::Kind::Single) return item.tlp;
-  TxItem copy_state = item;  // segmenters are small values
-  bool last = false;
-  return take_next(copy_state, last);
+std::uint32_t LinkDirection::next_data_credits(const TxItem& item) {
+  // What the next TLP of the item needs, without copying the item.
+  switch (item.kind) {
+    case TxItem::Kind::Single: return item.tlp.data_credits();
+    case TxItem::Kind::WriteRun: return (item.writes.peek().length + 15) / 16;
+    case TxItem::Kind::CompletionRun: {
+      CompletionSegmenter c = item.cpls;
+      return (c.next().length + 15) / 16;
+    }
+  }
+  return 0;
 }
 
 Tlp LinkDirection::take_next(TxItem& item, bool& last) {
   if (item.kind == TxItem::Kind::Single) {
     last = true;
-    return item.tlp;
+    return std::move(item.tlp);  // the item is erased next
   }
   Tlp t = item.tlp;
   if (item.kind == TxItem::Kind::WriteRun) {
@@ -187,8 +193,7 @@ bool LinkDirection::pick(Tlp& out, std::function<void()>& done, std::uint64_t& n
       if (it->ready_ps < next_ready_ps) next_ready_ps = it->ready_ps;
       continue;
     }
-    const Tlp next = peek_next(*it);
-    if (!fc_.can_send(cls, next.data_credits())) {
+    if (!fc_.can_send(cls, next_data_credits(*it))) {
       (cls == FcClass::Posted ? blocked_p : cls == FcClass::NonPosted ? blocked_np : blocked_cpl) = true;
       if (blocked_p && blocked_np && blocked_cpl) break;
       continue;
@@ -198,7 +203,11 @@ bool LinkDirection::pick(Tlp& out, std::function<void()>& done, std::uint64_t& n
     fc_.consume(cls, out.data_credits());
     if (last) {
       done = std::move(it->on_sent);
-      items_.erase(it);
+      if (it == items_.begin()) {
+        items_.pop_front();
+      } else {
+        items_.erase(it);
+      }
     }
     return true;
   }

@@ -128,7 +128,7 @@ class LinkDirection : public sc_core::sc_module {
   void idle_method();
 
   bool pick(Tlp& out, std::function<void()>& done, std::uint64_t& next_ready_ps);
-  static Tlp peek_next(const TxItem& item);
+  static std::uint32_t next_data_credits(const TxItem& item);
   static Tlp take_next(TxItem& item, bool& last);
   void transmit(Tlp& tlp);
   std::uint64_t now_fs() const;
