@@ -1,5 +1,7 @@
 #include "sohusim/pcie/pcie_schema.hpp"
 
+#include "sohusim/pcie/link_params.hpp"
+
 #include <algorithm>
 
 namespace sohusim::pcie {
@@ -57,6 +59,24 @@ sim::Schema pcie_schema() {
       .quantity("l1_idle", Dimension::Time, "64 us", "0 s", "1 s", "idle time before ASPM L1 entry")
       .quantity("l1_exit", Dimension::Time, "16 us", "0 s", "1 s", "L1 exit latency")
       .quantity("training", Dimension::Time, "100 us", "0 s", "1 s", "link training from reset to L0");
+  // Values the ranges above let through but the spec does not have (x12, MPS 384, 9-bit
+  // tags, RCB 96): the link's own check, reported on the key.
+  s.add_check([](const sim::Config& c, std::vector<sim::ConfigDiagnostic>& out) {
+    try {
+      LinkParams::from_config(c).validate();
+    } catch (const std::invalid_argument& e) {
+      std::string msg = e.what();
+      const std::string key = msg.find("generation") != std::string::npos ? "pcie.link.generation"
+                              : msg.find("width") != std::string::npos    ? "pcie.link.lanes"
+                              : msg.find("MPS") != std::string::npos      ? "pcie.link.mps"
+                              : msg.find("MRRS") != std::string::npos     ? "pcie.link.mrrs"
+                              : msg.find("RCB") != std::string::npos      ? "pcie.link.rcb"
+                              : msg.find("tag") != std::string::npos      ? "pcie.link.tag_bits"
+                              : msg.find("credits") != std::string::npos  ? "pcie.link.credits"
+                                                                          : "pcie.link";
+      out.push_back(c.diagnose(key, msg));
+    }
+  });
   s.section("pcie.link.credits", "VC0 flow-control credits advertised by each receiver (0 = infinite)")
       .uinteger("posted_header", 128, 0, 1u << 20, "posted request headers")
       .uinteger("posted_data", 1024, 0, 1u << 24, "posted data, 16-byte units")

@@ -54,7 +54,9 @@ class PcieCli(unittest.TestCase):
     def test_bad_input_names_the_field(self):
         for args, needle in ((["--gen", "7"], "generation"), (["--lanes", "12"], "x12"), (["--mps", "384"], "MPS 384"),
                              (["--rcb", "256"], "pcie.link.rcb"), (["--rcb", "96"], "RCB 96"), (["--tags", "9"], "9"), (["--pattern", "zigzag"], "zigzag"),
-                             (["--size", "0"], "--size"), (["--capture", "/x", "--capture-types", "Foo"], "Foo")):
+                             (["--size", "0"], "--size"), (["--capture", "/x", "--capture-types", "Foo"], "Foo"),
+                             (["--capture", "/x", "--capture-range", "9:1"], "--capture-range"),
+                             (["--set", "pcie.link.lanes=12"], "pcie.link.lanes")):
             r = run(*args)
             self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
             self.assertIn(needle, r.stderr, args)

@@ -52,7 +52,7 @@ struct PcieOptions {
   std::string bytes = "64MiB";
   unsigned outstanding = 4;
   double ber = -1;
-  std::string capture, capture_types;
+  std::string capture, capture_types, capture_range;
   std::vector<std::string> files, sets;
   std::string trace, stats;
   bool json = false;
@@ -145,12 +145,7 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
   if (!o.stats.empty()) loader.set("stats.file=" + o.stats);
   const sim::Config cfg = loader.resolve();
 
-  pcie::LinkParams link_params = pcie::LinkParams::from_config(cfg);
-  try {
-    link_params.validate();
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  const pcie::LinkParams link_params = pcie::LinkParams::from_config(cfg);  // validated by the schema
   const std::uint64_t size = parse_bytes(o.size, "--size", 1, 1ULL << 30);
   const std::uint64_t total = parse_bytes(o.bytes, "--bytes", 1, 1ULL << 50);
   if (o.pattern != "write" && o.pattern != "read" && o.pattern != "mmio-read" && o.pattern != "mixed") {
@@ -166,6 +161,21 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
       filter.types = pcie::CaptureFilter::parse_types(o.capture_types);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--capture-types: ") + e.what());
+    }
+    if (!o.capture_range.empty()) {
+      const std::size_t colon = o.capture_range.find(':');
+      try {
+        if (colon == std::string::npos) throw std::invalid_argument("no colon");
+        std::size_t p1 = 0, p2 = 0;
+        const std::string lo = o.capture_range.substr(0, colon), hi = o.capture_range.substr(colon + 1);
+        filter.address_lo = std::stoull(lo, &p1, 0);
+        filter.address_hi = std::stoull(hi, &p2, 0);
+        if (p1 != lo.size() || p2 != hi.size() || filter.address_hi < filter.address_lo) {
+          throw std::invalid_argument("bad");
+        }
+      } catch (const std::exception&) {
+        throw UsageError("--capture-range: `" + o.capture_range + "` is not LO:HI (addresses, decimal or 0x-hex, LO <= HI)");
+      }
     }
     capture_file = std::make_unique<std::ofstream>(o.capture);
     if (!*capture_file) throw UsageError("--capture: cannot write `" + o.capture + "`");
@@ -388,6 +398,7 @@ void add_pcie_command(CLI::App& root, const GlobalOptions& global, Action& actio
   cmd->add_flag("--no-bulk", o->no_bulk, "move even multi-megabyte requests TLP by TLP");
   cmd->add_option("--capture", o->capture, "write a protocol-analyzer listing of the TLPs to FILE");
   cmd->add_option("--capture-types", o->capture_types, "only these TLP types, e.g. MRd,CplD");
+  cmd->add_option("--capture-range", o->capture_range, "only TLPs whose address is in LO:HI (inclusive)");
   cmd->add_option("--config", o->files, "YAML config file(s)");
   cmd->add_option("--set", o->sets, "override key.path=value (repeatable)");
   cmd->add_option("--trace", o->trace, "write a timeline: Perfetto protobuf, or Chrome JSON for *.json");
