@@ -44,7 +44,9 @@ PcieEndpoint::PcieEndpoint(sc_core::sc_module_name name, RequesterId rid, const 
       msix_sent_(inst.registry->counter(prefix + ".msix_sent", "messages", "MSI-X messages sent")),
       msix_pended_(inst.registry->counter(prefix + ".msix_pended", "messages",
                                           "MSI-X raises left pending (masked or disabled)")),
-      flrs_(inst.registry->counter(prefix + ".function_level_resets", "resets", "Function Level Resets")) {
+      flrs_(inst.registry->counter(prefix + ".function_level_resets", "resets", "Function Level Resets")),
+      retries_(inst.registry->counter(prefix + ".config_retries", "requests",
+                                      "configuration requests answered CRS during a reset or D-state change")) {
   dma_socket.register_b_transport(this, &PcieEndpoint::dma_b_transport);
   port_.set_completer(this);
   const LinkParams& lp = link.params();
@@ -69,6 +71,11 @@ PcieEndpoint::PcieEndpoint(sc_core::sc_module_name name, RequesterId rid, const 
 }
 
 PcieFunction* PcieEndpoint::function_of(RequesterId rid) { return functions_.find_by_rid(rid); }
+
+bool PcieEndpoint::busy(RequesterId rid) const {
+  auto it = busy_until_ps_.find(rid);
+  return it != busy_until_ps_.end() && sc_core::sc_time_stamp().value() < it->second;
+}
 
 void PcieEndpoint::unsupported(const Tlp& tlp) {
   unsupported_.inc();
@@ -151,7 +158,7 @@ std::uint64_t PcieEndpoint::bar_access(const PhysicalFunction::Hit& hit, bool wr
 
 std::uint64_t PcieEndpoint::posted(const Tlp& tlp, const std::uint8_t* data) {
   const auto hit = functions_.decode(tlp.address);
-  if (!hit || tlp.type != TlpType::MWr) {
+  if (!hit || tlp.type != TlpType::MWr || busy(hit->function->rid())) {
     unsupported(tlp);  // a posted request gets no completion: only the error is logged
     return 0;
   }
@@ -170,6 +177,10 @@ Completer::Answer PcieEndpoint::nonposted(const Tlp& tlp, std::uint8_t* read_out
       unsupported(tlp);
       return {CplStatus::UR, 0, false};
     }
+    if (busy(f->rid())) {
+      retries_.inc();
+      return {CplStatus::CRS, 0, false};
+    }
     const auto offset = static_cast<std::uint32_t>(tlp.address);
     if (tlp.type == TlpType::CfgRd) {
       config_reads_.inc();
@@ -183,6 +194,7 @@ Completer::Answer PcieEndpoint::nonposted(const Tlp& tlp, std::uint8_t* read_out
     const RequesterId rid = f->rid();
     const ConfigWriteResult r = f->config_write(offset, 4, v);  // may remove VFs (f invalid after)
     if (r.flr) flrs_.inc();
+    if (r.busy_ps > 0) busy_until_ps_[rid] = sc_core::sc_time_stamp().value() + r.busy_ps;
     for (const MsixMessage& m : r.msix_messages) send_msix(rid, m);
     return {CplStatus::SC, 0, false};
   }
@@ -191,7 +203,7 @@ Completer::Answer PcieEndpoint::nonposted(const Tlp& tlp, std::uint8_t* read_out
     return {CplStatus::UR, 0, false};
   }
   const auto hit = functions_.decode(tlp.address);
-  if (!hit) {
+  if (!hit || busy(hit->function->rid())) {
     unsupported(tlp);
     return {CplStatus::UR, 0, false};
   }

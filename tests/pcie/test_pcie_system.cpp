@@ -187,17 +187,26 @@ SOHUSIM_SYSTEMC_TEST(PcieSystem, FlrAndD3hot) {
     ASSERT_NE(pm, 0u);
     ASSERT_NE(px, 0u);
     b.cpu->cfg_write(kDeviceRid, pm + 4, 3);  // PMCSR: D3hot
+    // During the 10 ms transition the function asks for retries (the RC reads all ones).
+    EXPECT_EQ(b.cpu->cfg_read(kDeviceRid, 0x00), 0xFFFFFFFFu);
+    sc_core::wait(sc_core::sc_time(10, sc_core::SC_MS));
+    EXPECT_EQ(b.cpu->cfg_read(kDeviceRid, 0x00), 0x5001'1e5cu);
     tlm::tlm_response_status st{};
     EXPECT_EQ(b.cpu->read32(0xF000'0100, &st), 0xFFFFFFFFu);  // memory space is off in D3hot
     b.cpu->cfg_write(kDeviceRid, pm + 4, 0);                 // back to D0
+    sc_core::wait(sc_core::sc_time(10, sc_core::SC_MS));
     EXPECT_EQ(b.cpu->read32(0xF000'0100), 0xC0DE0100u);
     const std::uint32_t devctl = b.cpu->cfg_read(kDeviceRid, px + 8);
     b.cpu->cfg_write(kDeviceRid, px + 8, devctl | (1u << 15));  // Initiate FLR
+    EXPECT_EQ(b.cpu->read32(0xF000'0100, &st), 0xFFFFFFFFu);   // not accessible during the FLR
+    EXPECT_EQ(b.cpu->cfg_read(kDeviceRid, 0x04), 0xFFFFFFFFu);  // retry status
+    sc_core::wait(sc_core::sc_time(100, sc_core::SC_MS));       // the spec's 100 ms
     EXPECT_EQ(b.cpu->cfg_read(kDeviceRid, 0x04) & 0x6, 0u);     // command register cleared
     EXPECT_EQ(b.cpu->cfg_read(kDeviceRid, 0x10) & ~0xFu, 0u);   // BAR0 unassigned
   });
   sc_core::sc_start();
   EXPECT_EQ(b.count("dev0.ep.function_level_resets"), 1);
+  EXPECT_EQ(b.count("dev0.ep.config_retries"), 2);
 }
 
 SOHUSIM_SYSTEMC_TEST(PcieSystem, DmaToTheFarNumaNodeIsSeveralTimesSlower) {

@@ -22,8 +22,14 @@
 //
 // raise_msix(function, vector): the function's MSI-X table decides (masked: pending bit);
 // a deliverable message goes upstream as a 4-byte posted write.
+//
+// Transitions take time: after a Function Level Reset (100 ms by default) or a D-state
+// change through PMCSR (10 ms), the function answers configuration requests with
+// Configuration Request Retry Status and memory requests with UR until it is ready again,
+// as the spec lets software find out (PCIe Base Spec 6.6.2, PCI PM 5.4.1).
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -70,7 +76,9 @@ class PcieEndpoint : public sc_core::sc_module, public Completer {
   void unsupported(const Tlp& tlp);
   PcieFunction* function_of(RequesterId rid);
   void block(const std::string& why);
+  bool busy(RequesterId rid) const;
 
+  std::map<RequesterId, std::uint64_t> busy_until_ps_;
   PhysicalFunction functions_;
   PciePort& port_;
   std::deque<std::string> blocked_log_;
@@ -87,6 +95,7 @@ class PcieEndpoint : public sc_core::sc_module, public Completer {
   counters::Counter& msix_sent_;
   counters::Counter& msix_pended_;
   counters::Counter& flrs_;
+  counters::Counter& retries_;
 };
 
 }  // namespace sohusim::pcie
