@@ -324,6 +324,13 @@ Cycle FastDram::place_slot(Pc& pc, Cycle ready, Cycle length, bool write, std::u
       c = std::max(c, last.last_col + gap(last.write, last.group_last, write, group_first));
     }
     c = refresh_window_end(kAnyGroup, c);
+    if (!slots.empty() && slots.back().write == write && slots.back().group_first == group_first &&
+        slots.back().group_last == group_last && c == slots.back().last_col + gap(write, group_last, write, group_first)) {
+      // Back to back with the previous stream of the same kind: one slot covers both (a
+      // single access could not fit in the column-to-column gap between them anyway).
+      slots.back().last_col = c + length;
+      return c;
+    }
     slots.push_back(Slot{c, c + length, group_first, group_last, write});
     return c;
   }
