@@ -105,6 +105,7 @@ LinkParams LinkParams::from_config(const sim::Config& c, const std::string& pref
   p.l1_idle_ps = ps(c.get_quantity(key("l1_idle")));
   p.l1_exit_ps = ps(c.get_quantity(key("l1_exit")));
   p.training_ps = ps(c.get_quantity(key("training")));
+  p.init_fc_ps = ps(c.get_quantity(key("init_fc_latency")));
   return p;
 }
 

@@ -50,7 +50,8 @@ void PcieLink::on_wake() {
 }
 
 void PcieLink::retrain() {
-  const std::uint64_t ready = sc_core::sc_time_stamp().value() + params_.training_ps;
+  // Training, then the InitFC exchange: credits are re-advertised before TLPs flow again.
+  const std::uint64_t ready = sc_core::sc_time_stamp().value() + params_.training_ps + params_.init_fc_ps;
   down_->enter_power_state(LinkPowerState::Training);
   up_->enter_power_state(LinkPowerState::Training);
   down_->wake(ready);

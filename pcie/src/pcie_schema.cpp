@@ -58,7 +58,9 @@ sim::Schema pcie_schema() {
       .quantity("l0s_exit", Dimension::Time, "1 us", "0 s", "1 s", "L0s exit latency")
       .quantity("l1_idle", Dimension::Time, "64 us", "0 s", "1 s", "idle time before ASPM L1 entry")
       .quantity("l1_exit", Dimension::Time, "16 us", "0 s", "1 s", "L1 exit latency")
-      .quantity("training", Dimension::Time, "100 us", "0 s", "1 s", "link training from reset to L0");
+      .quantity("training", Dimension::Time, "100 us", "0 s", "1 s", "link training from reset to L0")
+      .quantity("init_fc_latency", Dimension::Time, "1 us", "0 s", "1 ms",
+                "flow-control initialisation (InitFC1/InitFC2 DLLPs) after training, before the first TLP");
   // Values the ranges above let through but the spec does not have (x12, MPS 384, 9-bit
   // tags, RCB 96): the link's own check, reported on the key.
   s.add_check([](const sim::Config& c, std::vector<sim::ConfigDiagnostic>& out) {

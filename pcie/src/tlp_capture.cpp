@@ -40,7 +40,7 @@ void TlpCapture::record(std::uint64_t time_ps, std::string_view direction, const
   if (!filter_.types.empty() && filter_.types.count(tlp.type) == 0) return;
   if (tlp.address < filter_.address_lo || tlp.address > filter_.address_hi) return;
   char line[160];
-  std::snprintf(line, sizeof line, "%-13.3f %-5.*s %-7.*s %-9s %-4u 0x%016llx %-5u %.*s%s%s\n", time_ps / 1000.0,
+  std::snprintf(line, sizeof line, "%-13.3f %-5.*s %-7.*s %-9s %-4u 0x%016llx %-5u %.*s%s%s", time_ps / 1000.0,
                 static_cast<int>(direction.size()), direction.data(), static_cast<int>(to_string(tlp.type).size()),
                 to_string(tlp.type).data(), format_rid(tlp.requester).c_str(), static_cast<unsigned>(tlp.tag),
                 static_cast<unsigned long long>(tlp.address), tlp.length,
@@ -48,6 +48,9 @@ void TlpCapture::record(std::uint64_t time_ps, std::string_view direction, const
                 to_string(tlp.status).data(), tlp.poisoned ? " poisoned" : "",
                 tlp.replays ? " replay" : "");
   out_ << line;
+  // The bulk path moves an aggregate as one event: say what it stands for.
+  if (tlp.bulk_tlps > 1) out_ << " (aggregate of " << tlp.bulk_tlps << " TLPs)";
+  out_ << '\n';
   ++lines_;
 }
 

@@ -69,6 +69,7 @@ struct LinkParams {
   std::uint64_t l1_idle_ps = 64'000'000;       // ASPM L1 entry timer
   std::uint64_t l1_exit_ps = 16'000'000;       // L1 exit latency
   std::uint64_t training_ps = 100'000'000;     // link training (Detect -> L0) at reset
+  std::uint64_t init_fc_ps = 1'000'000;        // InitFC exchange after training, before the first TLP
 
   /// Reads `pcie.link.*`. Throws sim::ConfigError-style std::invalid_argument naming the key.
   static LinkParams from_config(const sim::Config& config, const std::string& prefix = "pcie.link");

@@ -26,7 +26,8 @@ class PcieLink : public sc_core::sc_module {
   LinkDirection& up() noexcept { return *up_; }
   const LinkParams& params() const noexcept { return params_; }
 
-  /// Link retrain (hot reset, recovery): both directions stop for params().training_ps.
+  /// Link retrain (hot reset, recovery): both directions stop for the training time plus the
+  /// InitFC exchange.
   void retrain();
   /// Brings the residency counters of both directions up to now.
   void sync_stats();
