@@ -89,6 +89,18 @@ struct FastDram::Pc {
   std::uint32_t stream_epoch = 0;  // bumped by every stream booking: rows unknown after it
 };
 
+namespace {
+
+// Hints only: they change no result.
+template <typename T>
+void prefetch_object(const T& object) {
+  const char* p = reinterpret_cast<const char*>(&object);
+  __builtin_prefetch(p);
+  __builtin_prefetch(p + sizeof(T) - 1);
+}
+
+}  // namespace
+
 FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const FastDramParams& params,
                    const sim::Instrumentation& inst, const std::string& stats_prefix)
     : spec_(spec), mapping_(mapping), params_(params) {
@@ -142,6 +154,18 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
   }
   stream_open_.assign(low_radix_, ~0ULL);
   stream_counts_.assign(org.total_pcs(), 0);
+  if (group_pcs_ != 0) {
+    // Which pseudo-channel each digit of a group selects: the same in every group unless an
+    // XOR pair folds higher bits into a pseudo-channel level (then enqueue_bulk decodes).
+    const bool pc_xored = std::any_of(mapping_.xors().begin(), mapping_.xors().end(),
+                                      [&](const AddressMapping::XorPair& x) { return is_pc_level(x.target); });
+    if (!pc_xored) {
+      digit_pc_.resize(group_pcs_);
+      for (std::uint64_t digit = 0; digit < group_pcs_; ++digit) {
+        digit_pc_[digit] = pc_index(mapping_.decode(digit * inner_ * org.access_bytes()));
+      }
+    }
+  }
   const DramTimings& t = spec_.timing;
   stream_gap_ = std::max<Cycle>(t.burst_cycles, low_alternates_groups ? t.CCD_S : t.CCD_L);
   faw_ = static_cast<Cycle>(std::llround(params_.calibration.faw_scale * static_cast<double>(t.FAW)));
@@ -199,7 +223,7 @@ Cycle FastDram::refresh_window_end(std::uint32_t bank, Cycle t) const {
     case RefreshMode::Off:
       return t;
     case RefreshMode::AllBank: {
-      const Cycle k = t / tm.REFI;
+      const Cycle k = refi_index(t);
       if (k == 0) return t;
       const Cycle end = k * tm.REFI + tm.RP + tm.RFCab;
       return t < end ? end : t;
@@ -226,7 +250,7 @@ bool FastDram::row_survives(std::uint32_t bank, Cycle opened, Cycle used) const 
     case RefreshMode::Off:
       return true;
     case RefreshMode::AllBank:
-      return opened / spec_.timing.REFI == used / spec_.timing.REFI;
+      return refi_index(opened) == refi_index(used);
     case RefreshMode::PerBank: {
       const Cycle banks = spec_.org.banks_per_pc();
       // REFpbs of this bank up to t: k with (k - 1) mod banks == bank, 1 <= k <= t / step.
@@ -341,7 +365,7 @@ Cycle FastDram::place_slot(Pc& pc, Cycle ready, Cycle length, bool write, std::u
       // streams are stretched by book_stream instead).
       const Cycle end = refresh_window_end(kAnyGroup, c);
       if (end != c) c = end;
-      const Cycle next_start = (c / t.REFI + 1) * t.REFI;
+      const Cycle next_start = (refi_index(c) + 1) * t.REFI;
       if (length == 0 && c + lat + t.burst_cycles > next_start) c = next_start + t.RP + t.RFCab;
     }
     const auto from = std::lower_bound(slots.begin(), slots.end(), c >= span ? c - span : 0,
@@ -591,7 +615,8 @@ Cycle FastDram::book_stream(Pc& pc, std::uint64_t accesses, std::uint64_t activa
   const DramOrganization& org = spec_.org;
   const ControllerParams& cp = params_.controller;
   const double per_act = params_.calibration.stream_act_cost;
-  Cycle length = accesses * stream_gap_ + static_cast<Cycle>(std::llround(per_act * static_cast<double>(activations)));
+  Cycle length = accesses * stream_gap_;
+  if (per_act != 0.0) length += static_cast<Cycle>(std::llround(per_act * static_cast<double>(activations)));
   // At most four ACTs per tFAW, over the pseudo-channel's streams rather than per slot:
   // a slot that activates more often than that waits for the window.
   pc.stream_act_budget = std::max(pc.stream_act_budget, arrival);
@@ -604,15 +629,15 @@ Cycle FastDram::book_stream(Pc& pc, std::uint64_t accesses, std::uint64_t activa
   // per-bank ones cost a calibrated stall each.
   if (cp.refresh == RefreshMode::AllBank) {
     Cycle extended = length;
-    for (Cycle k = col / t.REFI + 1; k * t.REFI <= col + extended; ++k) extended += t.RP + t.RFCab;
+    for (Cycle k = refi_index(col) + 1; k * t.REFI <= col + extended; ++k) extended += t.RP + t.RFCab;
     if (extended != length) {
       pc.slots.back().last_col = col + extended;  // appended: the stream's slot is the back
       length = extended;
     }
   } else if (cp.refresh == RefreshMode::PerBank) {
-    const Cycle windows = (col + length) / refresh_step_ - col / refresh_step_;
-    const Cycle extra =
-        static_cast<Cycle>(std::llround(params_.calibration.perbank_stream_cost * static_cast<double>(windows)));
+    const double cost = params_.calibration.perbank_stream_cost;
+    const Cycle windows = cost != 0.0 ? (col + length) / refresh_step_ - col / refresh_step_ : 0;
+    const Cycle extra = windows != 0 ? static_cast<Cycle>(std::llround(cost * static_cast<double>(windows))) : 0;
     if (extra > 0) {
       pc.slots.back().last_col = col + length + extra;
       length += extra;
@@ -660,14 +685,34 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
         const std::uint64_t lo = from - base, hi = to - base;
         for (std::uint64_t digit = lo / inner_; digit * inner_ < hi; ++digit) {
           const std::uint64_t n = std::min(hi, (digit + 1) * inner_) - std::max(lo, digit * inner_);
-          stream_counts_[pc_index(mapping_.decode((base + digit * inner_) * a))] += n;
+          stream_counts_[digit_pc_.empty() ? pc_index(mapping_.decode((base + digit * inner_) * a)) : digit_pc_[digit]] +=
+              n;
         }
       };
       if (i0 < g0 * p) partial(i0, g0 * p);
       if (g1 * p < i1) partial(g1 * p, i1);
       const std::uint64_t first = i0 / p;
       const std::uint64_t acts = stream_activations(first, (i1 + p - 1) / p - first);
-      for (std::size_t k = 0; k < pcs_.size(); ++k) {
+      // The pseudo-channels' state and counters lie in many small heap objects: fetch them a
+      // few pseudo-channels ahead, so that the bookings do not wait for memory one by one.
+      const auto prefetch_pc = [](const Pc& pc) {
+        const char* base = reinterpret_cast<const char*>(&pc);
+        for (std::size_t offset = 0; offset < sizeof(Pc); offset += 64) __builtin_prefetch(base + offset);
+      };
+      const auto prefetch_stream_stats = [](const Pc& pc, bool w) {  // what book_stream updates
+        const PcStats& s = pc.stats;
+        prefetch_object(s.act);
+        prefetch_object(s.row_misses);
+        prefetch_object(s.row_hits);
+        prefetch_object(s.busy_cycles);
+        prefetch_object(w ? s.wr : s.rd);
+        prefetch_object(w ? s.bytes_written : s.bytes_read);
+        if (!pc.slots.empty()) __builtin_prefetch(&pc.slots.back());
+      };
+      const std::size_t n = pcs_.size();
+      for (std::size_t k = 0; k < n; ++k) {
+        if (k + 4 < n) prefetch_pc(*pcs_[k + 4]);
+        if (k + 2 < n) prefetch_stream_stats(*pcs_[k + 2], write);
         if (stream_counts_[k] > 0) done = std::max(done, book_stream(*pcs_[k], stream_counts_[k], acts, write, now_));
       }
     }
