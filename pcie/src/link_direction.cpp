@@ -364,6 +364,23 @@ void LinkDirection::transmit_method() {
     stalled_ = false;
     credit_stall_time_.inc((now - stall_since_fs_) / 1000);
   }
+  send_one(tlp);
+  // Back to back: TLPs already queued, ready and with credits go out in this activation,
+  // each starting where the previous one ends, as long as the batch stays within
+  // kBatchWindowFs of now (items that become ready meanwhile wait at most that long, which
+  // the ordering rules allow) and no TLP has a callback that must fire at its own end. Bit
+  // errors need the TLP-by-TLP path (a NAK changes what follows).
+  constexpr std::uint64_t kBatchWindowFs = 64'000'000;  // 64 ns
+  while (!done && params_.ber == 0.0 && retransmit_.empty() && busy_until_fs_ < now + kBatchWindowFs) {
+    std::uint64_t unused = ~0ULL;
+    if (!pick(tlp, done, unused)) break;
+    send_one(tlp);
+  }
+  pending_done_ = std::move(done);
+  notify_at_fs(kick_, busy_until_fs_);
+}
+
+void LinkDirection::send_one(Tlp& tlp) {
   if (tlp.replays == 0) {
     if (tlp.wire_bytes == 0) {
       tlp.wire_bytes = params_.tlp_wire_bytes(tlp.four_dw, carries_data(tlp.type) ? tlp.length : 0);
@@ -381,8 +398,6 @@ void LinkDirection::transmit_method() {
     }
   }
   transmit(tlp);
-  pending_done_ = std::move(done);
-  notify_at_fs(kick_, busy_until_fs_);
 }
 
 void LinkDirection::deliver_method() {

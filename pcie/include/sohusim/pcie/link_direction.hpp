@@ -131,6 +131,7 @@ class LinkDirection : public sc_core::sc_module {
   static std::uint32_t next_data_credits(const TxItem& item);
   static Tlp take_next(TxItem& item, bool& last);
   void transmit(Tlp& tlp);
+  void send_one(Tlp& tlp);
   std::uint64_t now_fs() const;
   void notify_at_fs(sc_core::sc_event& e, std::uint64_t at_fs);
   void account_overhead(double tlp_bytes);
