@@ -5,7 +5,7 @@
 //
 // Event-driven: the transmitter runs when something is queued, when the lanes come free,
 // when credits return, when a NAK arrives or the link wakes; it is never woken to find
-// nothing to do. Time on the lanes is kept in femtoseconds (one TLP of 276 bytes at Gen5
+// nothing to do. One activation sends the ready TLPs of the next 64 ns back to back. Time on the lanes is kept in femtoseconds (one TLP of 276 bytes at Gen5
 // x16 is 4.38 ns; per-TLP rounding to 1 ps would bias throughput by up to 0.02 %), events
 // are scheduled at the next picosecond.
 //
