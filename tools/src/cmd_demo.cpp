@@ -6,7 +6,6 @@
 // counters into bandwidth over simulated time, and the trace shows each request
 // as a slice with the bandwidth as counter tracks. It exercises the config
 // system, clock domains, TLM helpers, stats and both trace writers end to end.
-#include <chrono>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -62,9 +61,8 @@ sim::Schema demo_schema() {
 namespace {
 
 struct DemoOptions {
-  std::vector<std::string> files, presets, sets;
-  std::string trace, stats;
-  bool json = false;
+  std::vector<std::string> presets;
+  OutputOptions out;
 };
 
 sim::TrafficPattern::Kind pattern_kind(const std::string& s) {
@@ -118,10 +116,7 @@ std::string human_time(double s) {
 int run_demo(const GlobalOptions& global, const DemoOptions& o) {
   sim::ConfigLoader loader(full_schema(), preset_dirs(global));
   for (const auto& p : o.presets) loader.load_preset(p);
-  for (const auto& f : o.files) loader.load_file(f);
-  for (const auto& s : o.sets) loader.set(s);
-  if (!o.trace.empty()) loader.set("trace.file=" + o.trace);
-  if (!o.stats.empty()) loader.set("stats.file=" + o.stats);
+  apply_output_options(loader, o.out);
   const sim::Config cfg = loader.resolve();
 
   const std::string stats_path = cfg.get_string("stats.file");
@@ -199,17 +194,10 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
                                                           sc_core::sc_time(interval_s, sc_core::SC_SEC));
   Watcher watcher("watcher", sys);
 
-  const sc_core::sc_time limit(cfg.get_quantity("sim.stop_time"), sc_core::SC_SEC);
-  int rc = kOk;
-  std::string failure;
-  const auto wall0 = std::chrono::steady_clock::now();
-  try {
-    sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
-  } catch (const std::exception& e) {
-    failure = e.what();
-    rc = kSimulationError;
-  }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const SimulationRun run = run_simulation(cfg);
+  int rc = run.exit_code;
+  std::string failure = run.failure;
+  const double wall = run.wall_seconds;
   const sc_core::sc_time end = sc_core::sc_time_stamp();
   bool all_done = true;
   for (auto& g : sys.generators) all_done = all_done && g->done();
@@ -225,7 +213,7 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
   if (!stats_path.empty()) write_stats(sys.registry, stats_path, cfg.get_string("stats.format"));
   sys.trace->close();
 
-  if (o.json) {
+  if (o.out.json) {
     nlohmann::json j;
     j["simulated_seconds"] = sim_s;
     j["wall_seconds"] = wall;
@@ -272,12 +260,8 @@ void add_demo_command(CLI::App& root, const GlobalOptions& global, Action& actio
   auto* cmd = root.add_subcommand(
       "demo", "simulate traffic generators -> address router -> memories; print bandwidth and latency, "
               "optionally write stats and a trace (the main job until `sohusim run` exists)");
-  cmd->add_option("--config", o->files, "YAML config file(s), applied after presets");
   cmd->add_option("--preset", o->presets, "preset from configs/ applied first (repeatable)");
-  cmd->add_option("--set", o->sets, "override key.path=value, e.g. demo.pattern=random (repeatable)");
-  cmd->add_option("--trace", o->trace, "write a trace: Perfetto protobuf, or Chrome JSON for *.json");
-  cmd->add_option("--stats", o->stats, "write every statistic: JSON, or CSV for *.csv");
-  cmd->add_flag("--json", o->json, "print the summary as one JSON object");
+  add_output_options(cmd, o->out, "YAML config file(s), applied after presets");
   cmd->callback([&action, &global, o] { action = [&global, o] { return run_demo(global, *o); }; });
 }
 

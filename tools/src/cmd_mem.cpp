@@ -4,7 +4,6 @@
 // command prints bandwidth, % of peak, read latency (mean, p99), row-hit rate and wall
 // time, or one JSON object. docs/memory-frontend.md has the usage and the trace format.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -43,9 +42,7 @@ struct MemOptions {
   std::uint32_t initiators = 4;
   std::uint32_t outstanding = 128;
   std::string trace_file;
-  std::vector<std::string> files, sets;
-  std::string trace, stats;
-  bool json = false;
+  OutputOptions out;
 };
 
 // ---- the request-trace format --------------------------------------------------------
@@ -211,14 +208,11 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
     }
   }
   loader.load_preset(preset);
-  for (const auto& f : o.files) loader.load_file(f);
-  for (const auto& s : o.sets) loader.set(s);
+  apply_output_options(loader, o.out);
   if (o.stacks != 0) loader.set("hbm.stacks=" + std::to_string(o.stacks));
   if (!o.fidelity.empty()) loader.set("hbm.target.fidelity=" + o.fidelity);
   if (!o.refresh.empty()) loader.set("hbm.controller.refresh=" + o.refresh);
   if (!o.mapping.empty()) loader.set("hbm.mapping.preset=" + o.mapping);
-  if (!o.trace.empty()) loader.set("trace.file=" + o.trace);
-  if (!o.stats.empty()) loader.set("stats.file=" + o.stats);
   const sim::Config cfg = loader.resolve();
 
   memory::LoadPattern pattern;
@@ -275,17 +269,10 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
     initiators.back()->socket.bind(mem.socket);
   }
 
-  const sc_core::sc_time limit(cfg.get_quantity("sim.stop_time"), sc_core::SC_SEC);
-  int rc = kOk;
-  std::string failure;
-  const auto wall0 = std::chrono::steady_clock::now();
-  try {
-    sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
-  } catch (const std::exception& e) {
-    failure = e.what();
-    rc = kSimulationError;
-  }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const SimulationRun run = run_simulation(cfg);
+  int rc = run.exit_code;
+  std::string failure = run.failure;
+  const double wall = run.wall_seconds;
   if (auto* detailed = dynamic_cast<memory::DramSystem*>(&mem.backend())) detailed->sync_stats();
 
   sc_core::sc_time end = sc_core::SC_ZERO_TIME;
@@ -328,7 +315,7 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
   const double hit_rate = hit_stat ? hit_stat->value() : std::nan("");
   const std::string what = o.trace_file.empty() ? o.pattern : "trace " + o.trace_file;
 
-  if (o.json) {
+  if (o.out.json) {
     nlohmann::json j;
     const auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
     j["preset"] = o.preset;
@@ -398,11 +385,7 @@ void add_mem_command(CLI::App& root, const GlobalOptions& global, Action& action
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
   cmd->add_option("--trace-file", o->trace_file, "play this request trace (`<time> <address> <R|W> <size>` lines)");
-  cmd->add_option("--config", o->files, "YAML config file(s), applied after the preset");
-  cmd->add_option("--set", o->sets, "override key.path=value (repeatable)");
-  cmd->add_option("--trace", o->trace, "write a timeline: Perfetto protobuf, or Chrome JSON for *.json");
-  cmd->add_option("--stats", o->stats, "write every statistic: JSON, or CSV for *.csv");
-  cmd->add_flag("--json", o->json, "print the result as one JSON object");
+  add_output_options(cmd, o->out, "YAML config file(s), applied after the preset");
   cmd->callback([&action, &global, o] { action = [&global, o] { return run_mem(global, *o); }; });
 }
 

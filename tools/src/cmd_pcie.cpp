@@ -7,7 +7,6 @@
 // `--bytes` have moved. docs/pcie.md has the model.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <cmath>
 #include <fstream>
@@ -53,9 +52,7 @@ struct PcieOptions {
   unsigned outstanding = 4;
   double ber = -1;
   std::string capture, capture_types, capture_range;
-  std::vector<std::string> files, sets;
-  std::string trace, stats;
-  bool json = false;
+  OutputOptions out;
 };
 
 // The device behind the endpoint, as far as moving data needs one: a register file behind
@@ -125,8 +122,7 @@ std::uint64_t parse_bytes(const std::string& text, const char* option, double lo
 
 int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
   sim::ConfigLoader loader(full_schema(), preset_dirs(global));
-  for (const auto& f : o.files) loader.load_file(f);
-  for (const auto& s : o.sets) loader.set(s);
+  apply_output_options(loader, o.out);
   if (o.gen != 0) loader.set("pcie.link.generation=" + std::to_string(o.gen));
   if (o.lanes != 0) loader.set("pcie.link.lanes=" + std::to_string(o.lanes));
   if (!o.mps.empty()) loader.set("pcie.link.mps=" + o.mps);
@@ -141,8 +137,6 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
     ber << std::setprecision(17) << o.ber;
     loader.set("pcie.link.ber=" + ber.str());
   }
-  if (!o.trace.empty()) loader.set("trace.file=" + o.trace);
-  if (!o.stats.empty()) loader.set("stats.file=" + o.stats);
   const sim::Config cfg = loader.resolve();
 
   const pcie::LinkParams link_params = pcie::LinkParams::from_config(cfg);  // validated by the schema
@@ -290,17 +284,10 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
         ("stream" + std::to_string(s)).c_str());
   }
 
-  const sc_core::sc_time limit(cfg.get_quantity("sim.stop_time"), sc_core::SC_SEC);
-  int rc_code = kOk;
-  std::string failure;
-  const auto wall0 = std::chrono::steady_clock::now();
-  try {
-    sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
-  } catch (const std::exception& e) {
-    failure = e.what();
-    rc_code = kSimulationError;
-  }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const SimulationRun run = run_simulation(cfg);
+  int rc_code = run.exit_code;
+  std::string failure = run.failure;
+  const double wall = run.wall_seconds;
   link.sync_stats();
   if (rc_code == kOk && bytes_done < total) {
     failure = "stopped at sim.stop_time (" + sc_core::sc_time_stamp().to_string() + ") after " +
@@ -320,7 +307,7 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
   const double avg_latency = requests_done ? latency_sum_ns / static_cast<double>(requests_done) : 0.0;
   const double model = o.pattern == "read" ? link_params.read_completion_throughput()
                                            : link_params.posted_write_throughput();
-  if (o.json) {
+  if (o.out.json) {
     nlohmann::json j;
     j["generation"] = link_params.generation;
     j["lanes"] = link_params.lanes;
@@ -399,11 +386,7 @@ void add_pcie_command(CLI::App& root, const GlobalOptions& global, Action& actio
   cmd->add_option("--capture", o->capture, "write a protocol-analyzer listing of the TLPs to FILE");
   cmd->add_option("--capture-types", o->capture_types, "only these TLP types, e.g. MRd,CplD");
   cmd->add_option("--capture-range", o->capture_range, "only TLPs whose address is in LO:HI (inclusive)");
-  cmd->add_option("--config", o->files, "YAML config file(s)");
-  cmd->add_option("--set", o->sets, "override key.path=value (repeatable)");
-  cmd->add_option("--trace", o->trace, "write a timeline: Perfetto protobuf, or Chrome JSON for *.json");
-  cmd->add_option("--stats", o->stats, "write every statistic: JSON, or CSV for *.csv");
-  cmd->add_flag("--json", o->json, "print the result as one JSON object");
+  add_output_options(cmd, o->out, "YAML config file(s)");
   cmd->callback([&action, &global, o] { action = [&global, o] { return run_pcie(global, *o); }; });
 }
 

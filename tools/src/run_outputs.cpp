@@ -1,6 +1,9 @@
 #include "run_outputs.hpp"
 
+#include <chrono>
 #include <fstream>
+
+#include <systemc>
 
 #include "cli.hpp"
 #include "sohusim/counters/trace_writer.hpp"
@@ -37,6 +40,35 @@ std::unique_ptr<counters::TraceRecorder> open_trace(const std::string& path, con
   } catch (const std::exception& e) {
     throw UsageError(std::string("--trace / trace.file: ") + e.what());
   }
+}
+
+void add_output_options(CLI::App* cmd, OutputOptions& o, const std::string& config_help) {
+  cmd->add_option("--config", o.files, config_help);
+  cmd->add_option("--set", o.sets, "override key.path=value (repeatable)");
+  cmd->add_option("--trace", o.trace, "write a timeline: Perfetto protobuf, or Chrome JSON for *.json");
+  cmd->add_option("--stats", o.stats, "write every statistic: JSON, or CSV for *.csv");
+  cmd->add_flag("--json", o.json, "print the result as one JSON object");
+}
+
+void apply_output_options(sim::ConfigLoader& loader, const OutputOptions& o) {
+  for (const auto& f : o.files) loader.load_file(f);
+  for (const auto& s : o.sets) loader.set(s);
+  if (!o.trace.empty()) loader.set("trace.file=" + o.trace);
+  if (!o.stats.empty()) loader.set("stats.file=" + o.stats);
+}
+
+SimulationRun run_simulation(const sim::Config& config) {
+  SimulationRun run;
+  const sc_core::sc_time limit(config.get_quantity("sim.stop_time"), sc_core::SC_SEC);
+  const auto wall0 = std::chrono::steady_clock::now();
+  try {
+    sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
+  } catch (const std::exception& e) {
+    run.failure = e.what();
+    run.exit_code = kSimulationError;
+  }
+  run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return run;
 }
 
 }  // namespace sohusim::tools

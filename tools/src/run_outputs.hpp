@@ -5,11 +5,35 @@
 
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
+#include "sohusim/sim/config.hpp"
 
 namespace sohusim::tools {
+
+// The options every simulating subcommand takes: configuration files and overrides, the
+// stats file, the trace, and a JSON summary.
+struct OutputOptions {
+  std::vector<std::string> files, sets;
+  std::string trace, stats;
+  bool json = false;
+};
+void add_output_options(CLI::App* cmd, OutputOptions& o, const std::string& config_help);
+// Loads the files, applies the overrides, then --trace / --stats as trace.file / stats.file.
+void apply_output_options(sim::ConfigLoader& loader, const OutputOptions& o);
+
+// Runs the kernel until it runs out of events or reaches sim.stop_time. A model's
+// exception ends the run with exit code 1 and its message; what was produced stays.
+struct SimulationRun {
+  int exit_code = 0;
+  std::string failure;
+  double wall_seconds = 0;
+};
+SimulationRun run_simulation(const sim::Config& config);
 
 // Creates the stats file now to prove the path works; throws UsageError if not.
 void check_stats_path(const std::string& path);
