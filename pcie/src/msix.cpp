@@ -180,16 +180,19 @@ bool same_structure(const Msix& m, unsigned bar, std::uint64_t offset) {
 }
 }  // namespace
 
+// An MMIO access to the table or PBA: a dword, or an aligned qword inside one structure.
+MsixStatus Msix::check_access(unsigned bar, std::uint64_t offset, unsigned size) const {
+  if (!contains(bar, offset)) return MsixStatus::OutsideTableAndPba;
+  if ((size != 4 && size != 8) || offset % size != 0 || (size == 8 && !same_structure(*this, bar, offset))) {
+    return MsixStatus::BadAccess;
+  }
+  return MsixStatus::Ok;
+}
+
 MsixMmioResult Msix::mmio_read(unsigned bar, std::uint64_t offset, unsigned size) const {
   MsixMmioResult r;
-  if (!contains(bar, offset)) {
-    r.status = MsixStatus::OutsideTableAndPba;
-    return r;
-  }
-  if ((size != 4 && size != 8) || offset % size != 0 || (size == 8 && !same_structure(*this, bar, offset))) {
-    r.status = MsixStatus::BadAccess;
-    return r;
-  }
+  r.status = check_access(bar, offset, size);
+  if (r.status != MsixStatus::Ok) return r;
   std::uint32_t lo = 0, hi = 0;
   r.status = read_dword(bar, offset, lo);
   if (size == 8) read_dword(bar, offset + 4, hi);
@@ -199,14 +202,8 @@ MsixMmioResult Msix::mmio_read(unsigned bar, std::uint64_t offset, unsigned size
 
 MsixMmioResult Msix::mmio_write(unsigned bar, std::uint64_t offset, unsigned size, std::uint64_t value) {
   MsixMmioResult r;
-  if (!contains(bar, offset)) {
-    r.status = MsixStatus::OutsideTableAndPba;
-    return r;
-  }
-  if ((size != 4 && size != 8) || offset % size != 0 || (size == 8 && !same_structure(*this, bar, offset))) {
-    r.status = MsixStatus::BadAccess;
-    return r;
-  }
+  r.status = check_access(bar, offset, size);
+  if (r.status != MsixStatus::Ok) return r;
   r.status = write_dword(bar, offset, static_cast<std::uint32_t>(value), r.messages);
   if (size == 8) write_dword(bar, offset + 4, static_cast<std::uint32_t>(value >> 32), r.messages);
   return r;

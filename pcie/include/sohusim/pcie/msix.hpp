@@ -127,6 +127,7 @@ class Msix {
     std::uint32_t control = 1;  // masked
   };
   bool deliverable(unsigned vector) const;
+  MsixStatus check_access(unsigned bar, std::uint64_t offset, unsigned size) const;
   MsixMessage message(unsigned vector) const;
   std::vector<MsixMessage> flush_pending();
   MsixStatus write_dword(unsigned bar, std::uint64_t offset, std::uint32_t value, std::vector<MsixMessage>& out);
