@@ -29,6 +29,7 @@ PcieEndpoint::PcieEndpoint(sc_core::sc_module_name name, RequesterId rid, const 
       dma_socket("dma_socket"),
       functions_(rid, spec),
       port_(port),
+      link_(link),
       mmio_reads_(inst.registry->counter(prefix + ".mmio_reads", "accesses", "host reads of the device's BARs")),
       mmio_writes_(inst.registry->counter(prefix + ".mmio_writes", "accesses", "host writes to the device's BARs")),
       config_reads_(inst.registry->counter(prefix + ".config_reads", "accesses", "configuration reads")),
@@ -192,7 +193,13 @@ Completer::Answer PcieEndpoint::nonposted(const Tlp& tlp, std::uint8_t* read_out
     std::uint32_t v = 0;
     if (write_data != nullptr) std::memcpy(&v, write_data, 4);
     const RequesterId rid = f->rid();
+    const bool link_control = !f->is_virtual() && f->pcie_cap_offset() != 0 && offset == f->pcie_cap_offset() + 0x10u;
     const ConfigWriteResult r = f->config_write(offset, 4, v);  // may remove VFs (f invalid after)
+    if (link_control) {
+      // Link Control's ASPM Control field (bit 0 L0s, bit 1 L1) sets the link's ASPM.
+      const unsigned aspm = functions_.pf().aspm_control();
+      link_.set_aspm((aspm & 1u) != 0, (aspm & 2u) != 0);
+    }
     if (r.flr) flrs_.inc();
     if (r.busy_ps > 0) busy_until_ps_[rid] = sc_core::sc_time_stamp().value() + r.busy_ps;
     for (const MsixMessage& m : r.msix_messages) send_msix(rid, m);

@@ -10,20 +10,35 @@ PcieLink::PcieLink(sc_core::sc_module_name name, const LinkParams& params, const
   up_ = std::make_unique<LinkDirection>("up", params_, inst, prefix + ".up");
   down_->set_reverse(up_.get());
   up_->set_reverse(down_.get());
+  down_->set_wake_listener([this] { on_wake(); });
+  up_->set_wake_listener([this] { on_wake(); });
   if (params_.aspm_l1) {
     down_->set_idle_listener([this] { on_idle(); });
     up_->set_idle_listener([this] { on_idle(); });
-    down_->set_wake_listener([this] { on_wake(); });
-    up_->set_wake_listener([this] { on_wake(); });
+  }
   SC_HAS_PROCESS(PcieLink);
-    SC_METHOD(l1_method);
-    sensitive << l1_event_;
-    dont_initialize();
+  SC_METHOD(l1_method);
+  sensitive << l1_event_;
+  dont_initialize();
+}
+
+void PcieLink::set_aspm(bool l0s, bool l1) {
+  params_.aspm_l0s = l0s;
+  down_->set_aspm_l0s(l0s);
+  up_->set_aspm_l0s(l0s);
+  if (l1 != params_.aspm_l1) {
+    params_.aspm_l1 = l1;
+    // The idle timers run only while L1 is enabled (they cost a call per idle period).
+    std::function<void()> listener;
+    if (l1) listener = [this] { on_idle(); };
+    down_->set_idle_listener(listener);
+    up_->set_idle_listener(listener);
+    if (l1) on_idle();
   }
 }
 
 void PcieLink::on_idle() {
-  if (!down_->idle() || !up_->idle()) return;
+  if (!params_.aspm_l1 || !down_->idle() || !up_->idle()) return;
   const std::uint64_t last = std::max(down_->last_activity_ps(), up_->last_activity_ps());
   const std::uint64_t due = last + params_.l1_idle_ps;
   const std::uint64_t now = sc_core::sc_time_stamp().value();
@@ -31,7 +46,7 @@ void PcieLink::on_idle() {
 }
 
 void PcieLink::l1_method() {
-  if (down_->power_state() == LinkPowerState::L1 || !down_->idle() || !up_->idle()) return;
+  if (!params_.aspm_l1 || down_->power_state() == LinkPowerState::L1 || !down_->idle() || !up_->idle()) return;
   const std::uint64_t last = std::max(down_->last_activity_ps(), up_->last_activity_ps());
   const std::uint64_t now = sc_core::sc_time_stamp().value();
   if (now < last + params_.l1_idle_ps) {

@@ -209,6 +209,31 @@ SOHUSIM_SYSTEMC_TEST(PcieSystem, FlrAndD3hot) {
   EXPECT_EQ(b.count("dev0.ep.config_retries"), 2);
 }
 
+SOHUSIM_SYSTEMC_TEST(PcieSystem, SoftwareEnablesAspmL1ThroughLinkControl) {
+  SystemBench b;
+  double fresh_ns = 0, after_idle_ns = 0;
+  test::Driver d("cpu_thread", [&] {
+    b.enumerate();
+    sc_core::wait(sc_core::sc_time(200, sc_core::SC_US));
+    EXPECT_EQ(b.link->state(), LinkPowerState::L0);  // ASPM off: the link stays in L0
+    const unsigned px = find_cap(*b.cpu, kDeviceRid, 0x10);
+    ASSERT_NE(px, 0u);
+    b.cpu->cfg_write(kDeviceRid, px + 0x10, 0x2);  // Link Control: ASPM L1
+    EXPECT_TRUE(b.link->aspm_l1());
+    EXPECT_FALSE(b.link->aspm_l0s());
+    double t0 = test::now_ns();
+    b.cpu->read32(0xF000'0100);
+    fresh_ns = test::now_ns() - t0;
+    sc_core::wait(sc_core::sc_time(200, sc_core::SC_US));
+    EXPECT_EQ(b.link->state(), LinkPowerState::L1);
+    t0 = test::now_ns();
+    b.cpu->read32(0xF000'0100);
+    after_idle_ns = test::now_ns() - t0;
+  });
+  sc_core::sc_start();
+  EXPECT_NEAR(after_idle_ns - fresh_ns, LinkParams{}.l1_exit_ps / 1000.0, 50.0);
+}
+
 SOHUSIM_SYSTEMC_TEST(PcieSystem, DmaToTheFarNumaNodeIsSeveralTimesSlower) {
   RootComplexParams root;
   root.numa_nodes = 2;

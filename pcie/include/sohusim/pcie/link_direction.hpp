@@ -90,6 +90,8 @@ class LinkDirection : public sc_core::sc_module {
 
   // Power management, driven by the link.
   LinkPowerState power_state() const noexcept { return state_; }
+  /// ASPM L0s on or off from now on (software's Link Control setting).
+  void set_aspm_l0s(bool on) noexcept { params_.aspm_l0s = on; }
   void enter_power_state(LinkPowerState s);
   /// Leaves L0s/L1/Training: the transmitter may send from `ready_ps` on.
   void wake(std::uint64_t ready_ps);

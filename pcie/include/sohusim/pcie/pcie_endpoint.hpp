@@ -23,6 +23,8 @@
 // raise_msix(function, vector): the function's MSI-X table decides (masked: pending bit);
 // a deliverable message goes upstream as a 4-byte posted write.
 //
+// ASPM: a write to the PF's Link Control sets the link's L0s/L1 enables (pcie_link.hpp).
+//
 // Transitions take time: after a Function Level Reset (100 ms by default) or a D-state
 // change through PMCSR (10 ms), the function answers configuration requests with
 // Configuration Request Retry Status and memory requests with UR until it is ready again,
@@ -81,6 +83,7 @@ class PcieEndpoint : public sc_core::sc_module, public Completer {
   std::map<RequesterId, std::uint64_t> busy_until_ps_;
   PhysicalFunction functions_;
   PciePort& port_;
+  PcieLink& link_;
   std::deque<std::string> blocked_log_;
   counters::Counter& mmio_reads_;
   counters::Counter& mmio_writes_;

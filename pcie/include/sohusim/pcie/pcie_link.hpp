@@ -3,7 +3,8 @@
 // root port), the link-level power states and training. ASPM L1 is entered when both
 // directions have been idle for l1_idle and left (l1_exit) as soon as either has a TLP;
 // L0s is per direction (link_direction.hpp). retrain() models a link retrain or hot
-// reset: nothing is sent for the training time.
+// reset: nothing is sent for the training time. pcie.link.aspm_* is the state at start;
+// the endpoint changes it when software writes its Link Control ASPM field.
 //
 // Counters live under the given prefix: <prefix>.down.* and <prefix>.up.*.
 #include <memory>
@@ -32,6 +33,11 @@ class PcieLink : public sc_core::sc_module {
   /// Brings the residency counters of both directions up to now.
   void sync_stats();
   LinkPowerState state() const noexcept { return down_->power_state(); }
+  /// ASPM as software enables it in Link Control (both ends are taken to follow the same
+  /// policy, as operating systems set it): L0s per direction, L1 for the link.
+  void set_aspm(bool l0s, bool l1);
+  bool aspm_l0s() const noexcept { return params_.aspm_l0s; }
+  bool aspm_l1() const noexcept { return params_.aspm_l1; }
 
  private:
   void l1_method();
