@@ -330,7 +330,6 @@ void LinkDirection::transmit_method() {
   if (retransmit_.empty() && items_.empty()) {
     if (stalled_) stalled_ = false;
     if ((params_.aspm_l0s && state_ == LinkPowerState::L0) || idle_listener_) {
-      ++idle_generation_;
       if (params_.aspm_l0s && state_ == LinkPowerState::L0) idle_event_.notify(sc_time::from_value(params_.l0s_idle_ps));
       if (idle_listener_) idle_listener_();
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "sohusim/pcie/segmentation.hpp"
 
@@ -37,6 +38,9 @@ PciePort::PciePort(sc_core::sc_module_name name, const LinkParams& link, const P
       read_latency_(inst.registry->distribution(prefix + ".read_latency", "ns",
                                                 "from a read's first request to its last completion",
                                                 counters::DistributionSpec::log(1.0, 1.0e8, 80))) {
+  if (params_.bulk_chunk < 4096 || params_.bulk_chunk > (1ULL << 30) || (params_.bulk_chunk & (params_.bulk_chunk - 1)) != 0) {
+    throw std::invalid_argument("PCIe port: bulk_chunk must be a power of two from 4 KiB to 1 GiB");
+  }
   rx_.set_receiver([this](Tlp& t) { receive(t); });
   if (inst.tracing("pcie")) {
     trace_ = inst.trace;
@@ -154,8 +158,10 @@ PciePort::Result PciePort::transact(const Request& r) {
   txn.remaining = r.type == TlpType::CfgWr ? 0 : r.length;
   txn.bulk = use_bulk(r);
   const std::uint32_t cut = r.type == TlpType::MRd ? link_.mrrs : 4;
-  txn.reads = Segmenter(r.address, r.type == TlpType::MRd ? r.length : 4, txn.bulk ? static_cast<std::uint32_t>(0) : cut);
-  if (txn.bulk) txn.reads = Segmenter(r.address, r.length, 4096);  // placeholder, replaced in issue_reads
+  // Reads cut by MRRS (or, through the bulk path, into bulk_chunk aggregates); a
+  // configuration request is one dword.
+  txn.reads = txn.bulk ? Segmenter(r.address, r.length, static_cast<std::uint32_t>(params_.bulk_chunk))
+                       : Segmenter(r.address, r.type == TlpType::MRd ? r.length : 4, cut);
   const std::uint64_t start = sc_core::sc_time_stamp().value();
   txn.last_progress_ps = start;
   issue_reads(txn);
@@ -194,13 +200,6 @@ void PciePort::issue_reads(Txn& txn) {
   if (txn.bulk) {
     // Aggregates of bulk_chunk bytes, up to kBulkReadsInFlight at a time.
     const std::uint32_t hdr = link_.tlp_wire_bytes(link_.header_4dw || r.address + r.length > k4G, 0);
-    std::uint64_t issued_end = r.address + r.length - txn.reads.remaining();
-    if (txn.reads.address() == r.address && txn.reads.remaining() == r.length && txn.outstanding == 0 &&
-        txn.result.tlps == 0) {
-      txn.reads = Segmenter(r.address, r.length, static_cast<std::uint32_t>(params_.bulk_chunk));
-      issued_end = r.address;
-    }
-    (void)issued_end;
     while (!txn.reads.done() && txn.outstanding < kBulkReadsInFlight && tags_.available()) {
       const Segment s = txn.reads.next();
       const std::uint16_t tag = tags_.allocate();

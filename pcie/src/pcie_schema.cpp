@@ -89,6 +89,8 @@ sim::Schema pcie_schema() {
   s.section("pcie.root", "the host side of the link: the CPU's MMIO path and the root complex")
       .quantity("cpu_mmio_latency", Dimension::Time, "600 ns", "0 s", "1 ms",
                 "one way between a CPU core and the root port (core, uncore, I/O hub) for an MMIO access")
+      .quantity("cpu_posted_write", Dimension::Time, "100 ns", "0 s", "1 ms",
+                "what an MMIO write costs the CPU itself (an uncached store leaving the core; assumption)")
       .quantity("device_register_latency", Dimension::Time, "200 ns", "0 s", "1 ms",
                 "a device's register read, from request arrival to data ready")
       .uinteger("numa_nodes", 1, 1, 8, "NUMA nodes of host memory")

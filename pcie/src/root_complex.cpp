@@ -18,6 +18,7 @@ std::uint64_t ps(double seconds) { return static_cast<std::uint64_t>(std::llroun
 RootComplexParams RootComplexParams::from_config(const sim::Config& c) {
   RootComplexParams p;
   p.cpu_mmio_latency_ps = ps(c.get_quantity("pcie.root.cpu_mmio_latency"));
+  p.cpu_posted_write_ps = ps(c.get_quantity("pcie.root.cpu_posted_write"));
   p.numa_nodes = static_cast<unsigned>(c.get_uint("pcie.root.numa_nodes"));
   p.node_bytes = static_cast<std::uint64_t>(c.get_quantity("pcie.root.node_bytes"));
   p.device_node = static_cast<unsigned>(c.get_uint("pcie.root.device_node"));
@@ -65,6 +66,8 @@ RootComplex::RootComplex(sc_core::sc_module_name name, const RootComplexParams& 
                                                      counters::DistributionSpec::log(10.0, 1.0e7, 60))) {
   params_.validate();
   cpu_socket.register_b_transport(this, &RootComplex::cpu_b_transport);
+  SC_HAS_PROCESS(RootComplex);
+  SC_THREAD(posted_writer);
   port_.set_completer(this);
 }
 
@@ -80,14 +83,35 @@ void RootComplex::cpu_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) 
     gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
+  const bool ecam = addr >= params_.ecam_base && addr < params_.ecam_base + params_.ecam_size;
+  if (!read && !ecam) {
+    // Posted: the CPU pays its store and goes on; the write reaches the root port later.
+    PostedWrite w;
+    w.at_ps = sc_core::sc_time_stamp().value() + params_.cpu_mmio_latency_ps;
+    w.request.type = TlpType::MWr;
+    w.request.requester = params_.rid;
+    w.request.address = addr;
+    w.request.length = len;
+    w.request.allow_bulk = false;
+    if (const auto* corr = gp.get_extension<sim::CorrelationExtension>()) w.request.correlation = corr->correlation_id;
+    w.data.assign(gp.get_data_ptr(), gp.get_data_ptr() + len);
+    posted_writes_.push_back(std::move(w));
+    posted_queued_.notify(sc_core::SC_ZERO_TIME);
+    mmio_writes_.inc();
+    sc_core::wait(sc_time::from_value(params_.cpu_posted_write_ps));
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
   sc_core::wait(sc_time::from_value(params_.cpu_mmio_latency_ps));
+  // Reads and configuration requests do not pass the posted writes ahead of them.
+  while (!posted_writes_.empty() || writer_busy_) sc_core::wait(posted_drained_);
   PciePort::Request r;
   r.requester = params_.rid;
   r.data = gp.get_data_ptr();
   r.length = len;
   r.allow_bulk = false;
   if (const auto* corr = gp.get_extension<sim::CorrelationExtension>()) r.correlation = corr->correlation_id;
-  if (addr >= params_.ecam_base && addr < params_.ecam_base + params_.ecam_size) {
+  if (ecam) {
     // ECAM: bus[27:20] device[19:15] function[14:12] register[11:0].
     const std::uint64_t off = addr - params_.ecam_base;
     if (len != 4 || (off & 3) != 0) {
@@ -99,9 +123,9 @@ void RootComplex::cpu_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) 
     r.address = off & 0xFFF;
     (read ? config_reads_ : config_writes_).inc();
   } else {
-    r.type = read ? TlpType::MRd : TlpType::MWr;
+    r.type = TlpType::MRd;
     r.address = addr;
-    (read ? mmio_reads_ : mmio_writes_).inc();
+    mmio_reads_.inc();
   }
   const PciePort::Result res = port_.transact(r);
   if (read || r.type == TlpType::CfgWr) sc_core::wait(sc_time::from_value(params_.cpu_mmio_latency_ps));
@@ -115,6 +139,21 @@ void RootComplex::cpu_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) 
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
   }
   if (read) mmio_read_latency_.sample(static_cast<double>(sc_core::sc_time_stamp().value() - t0) / 1000.0);
+}
+
+void RootComplex::posted_writer() {
+  for (;;) {
+    while (posted_writes_.empty()) sc_core::wait(posted_queued_);
+    writer_busy_ = true;
+    PostedWrite w = std::move(posted_writes_.front());
+    posted_writes_.pop_front();
+    const std::uint64_t now = sc_core::sc_time_stamp().value();
+    if (w.at_ps > now) sc_core::wait(sc_time::from_value(w.at_ps - now));
+    w.request.data = w.data.data();
+    port_.transact(w.request);
+    writer_busy_ = false;
+    if (posted_writes_.empty()) posted_drained_.notify(sc_core::SC_ZERO_TIME);
+  }
 }
 
 std::uint64_t RootComplex::memory_access(bool write, std::uint64_t addr, std::uint64_t bytes, std::uint8_t* data,

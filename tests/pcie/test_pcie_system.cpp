@@ -48,8 +48,10 @@ SOHUSIM_SYSTEMC_TEST(PcieSystem, EnumerationMmioRoutingAndUnsupportedRequest) {
     const double rtt = test::now_ns() - t0;
     EXPECT_GT(rtt, 1300.0);  // about 1.5 us by default
     EXPECT_LT(rtt, 1700.0);
-    b.cpu->write32(0xF800'0040, 0x1234);
-    EXPECT_EQ(b.cpu->read32(0xF800'0040), 0x1234u);
+    const double w0 = test::now_ns();
+    b.cpu->write32(0xF800'0040, 0x1234);  // posted: the CPU goes on after its store
+    EXPECT_NEAR(test::now_ns() - w0, 100.0, 1.0);
+    EXPECT_EQ(b.cpu->read32(0xF800'0040), 0x1234u);  // the read does not pass the write
     tlm::tlm_response_status st = tlm::TLM_OK_RESPONSE;
     EXPECT_EQ(b.cpu->read32(0xF010'0000, &st), 0xFFFFFFFFu);  // beyond BAR0: hits nothing
     EXPECT_EQ(st, tlm::TLM_ADDRESS_ERROR_RESPONSE);

@@ -164,7 +164,6 @@ class LinkDirection : public sc_core::sc_module {
   bool nak_pending_ = false;
   std::uint64_t nak_at_fs_ = 0;
   unsigned replay_rounds_ = 0;
-  std::uint64_t idle_generation_ = 0;
   double ack_acc_ = 0, fc_acc_ = 0, skp_acc_ = 0;
   double ack_quantum_ = 0, fc_quantum_ = 0, skp_quantum_ = 0;
   LinkPowerState state_ = LinkPowerState::L0;

@@ -5,7 +5,9 @@
 // CPU MMIO (cpu_socket, blocking b_transport from a CPU thread): the access pays
 // cpu_mmio_latency from the core to the root port, crosses the link as a TLP, and a read
 // pays it again on the way back (a CPU stalls on an MMIO read: about 1.5 us in all by
-// default, DESIGN.md section 7). Addresses in the ECAM window become configuration
+// default, DESIGN.md section 7). A memory write is posted: the CPU goes on after
+// cpu_posted_write (its store leaves the core) while the write travels; writes keep their
+// order, and a later read waits for the writes ahead of it (reads do not pass writes). Addresses in the ECAM window become configuration
 // requests (bus/device/function/register from the address, PCIe Base Spec 7.2.2); the
 // rest become memory requests. A read the device answers with UR reads all ones, as on
 // real hosts, and the TLM response says TLM_ADDRESS_ERROR_RESPONSE.
@@ -19,7 +21,9 @@
 // shares the inter-socket link's remote_bandwidth (a device on the wrong socket is the
 // classic several-times slowdown).
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <vector>
 #include <string>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -39,6 +43,7 @@ namespace sohusim::pcie {
 struct RootComplexParams {
   RequesterId rid = 0;                        // the root port's requester ID (00:00.0)
   std::uint64_t cpu_mmio_latency_ps = 600'000;
+  std::uint64_t cpu_posted_write_ps = 100'000;  // a CPU's own cost of an uncached store (assumption)
   std::uint64_t ecam_base = 0xE000'0000ULL;   // configuration space window (256 MiB: buses 0-255)
   std::uint64_t ecam_size = 0x1000'0000ULL;
   unsigned numa_nodes = 1;
@@ -69,6 +74,7 @@ class RootComplex : public sc_core::sc_module, public Completer {
 
  private:
   void cpu_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  void posted_writer();  // SC_THREAD: sends the CPU's posted writes in order
   /// Runs one host memory access; returns the time (ps from now) it completes. `blocked`:
   /// the IOMMU faulted it or it fell outside host memory.
   std::uint64_t dma(const Tlp& tlp, bool write, std::uint8_t* read_out, const std::uint8_t* write_data,
@@ -81,6 +87,14 @@ class RootComplex : public sc_core::sc_module, public Completer {
   Iommu* iommu_;
   InterruptController& interrupts_;
   std::uint64_t remote_free_ps_ = 0;
+  struct PostedWrite {
+    std::uint64_t at_ps;  // when it reaches the root port
+    PciePort::Request request;
+    std::vector<std::uint8_t> data;
+  };
+  std::deque<PostedWrite> posted_writes_;
+  bool writer_busy_ = false;
+  sc_core::sc_event posted_queued_, posted_drained_;
   counters::Counter& mmio_reads_;
   counters::Counter& mmio_writes_;
   counters::Counter& config_reads_;
