@@ -219,17 +219,7 @@ void HbmMemory::sample_bandwidth(std::uint64_t now, bool idle) {
 // ---- transactions -------------------------------------------------------------------
 
 bool HbmMemory::admit(tlm::tlm_generic_payload& gp) {
-  const tlm::tlm_response_status status = detail::check_payload(gp, backend_->capacity_bytes(), store_ != nullptr);
-  if (status != tlm::TLM_OK_RESPONSE) {
-    (status == tlm::TLM_ADDRESS_ERROR_RESPONSE ? address_errors_ : other_errors_).inc();
-    gp.set_response_status(status);
-    return false;
-  }
-  if (gp.get_command() == tlm::TLM_IGNORE_COMMAND) {
-    gp.set_response_status(tlm::TLM_OK_RESPONSE);
-    return false;
-  }
-  return true;
+  return detail::admit(gp, backend_->capacity_bytes(), store_ != nullptr, address_errors_, other_errors_);
 }
 
 std::uint32_t HbmMemory::new_txn(tlm::tlm_generic_payload& gp, int socket_id, bool blocking, std::uint64_t arrival_ps) {

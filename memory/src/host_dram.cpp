@@ -107,16 +107,7 @@ HostDram::HostDram(sc_core::sc_module_name name, const HostDramParams& params, c
 }
 
 void HostDram::serve(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-  const tlm::tlm_response_status status = detail::check_payload(gp, params().capacity, store_ != nullptr);
-  if (status != tlm::TLM_OK_RESPONSE) {
-    (status == tlm::TLM_ADDRESS_ERROR_RESPONSE ? address_errors_ : other_errors_).inc();
-    gp.set_response_status(status);
-    return;
-  }
-  if (gp.get_command() == tlm::TLM_IGNORE_COMMAND) {
-    gp.set_response_status(tlm::TLM_OK_RESPONSE);
-    return;
-  }
+  if (!detail::admit(gp, params().capacity, store_ != nullptr, address_errors_, other_errors_)) return;
   const std::uint64_t now_ps = sim::to_ps(sc_core::sc_time_stamp());
   const std::uint64_t arrival_ps = now_ps + sim::to_ps(delay);
   const std::uint64_t len = gp.get_data_length();

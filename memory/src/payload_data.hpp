@@ -42,6 +42,25 @@ inline tlm::tlm_response_status check_payload(const tlm::tlm_generic_payload& gp
   return tlm::TLM_OK_RESPONSE;
 }
 
+/// The common front of serve(): answers a payload that cannot be served (counting the
+/// error) or a TLM_IGNORE_COMMAND, and returns false then; true when the caller should time
+/// and perform the access.
+template <typename Counter>
+bool admit(tlm::tlm_generic_payload& gp, std::uint64_t capacity, bool functional, Counter& address_errors,
+           Counter& other_errors) {
+  const tlm::tlm_response_status status = check_payload(gp, capacity, functional);
+  if (status != tlm::TLM_OK_RESPONSE) {
+    (status == tlm::TLM_ADDRESS_ERROR_RESPONSE ? address_errors : other_errors).inc();
+    gp.set_response_status(status);
+    return false;
+  }
+  if (gp.get_command() == tlm::TLM_IGNORE_COMMAND) {
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    return false;
+  }
+  return true;
+}
+
 /// Moves the payload's bytes to or from `store` (functional mode). Precondition:
 /// check_payload() said OK and the command is a read or a write.
 inline void move_data(sim::SparseStore& store, tlm::tlm_generic_payload& gp) {
