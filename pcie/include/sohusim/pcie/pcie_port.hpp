@@ -69,7 +69,6 @@ enum class PortError : std::uint8_t { CompletionTimeout, UnexpectedCompletion, P
 struct PortParams {
   std::uint64_t bulk_threshold = 1ULL << 20;  // bytes; 0 disables the bulk path
   std::uint64_t bulk_chunk = 1ULL << 20;      // bytes per aggregate (19 us at Gen5 x16)
-  std::uint64_t round_trip_hint_ps = 1'000'000;  // host memory side, for the bulk read bound
 };
 
 class PciePort : public sc_core::sc_module {
