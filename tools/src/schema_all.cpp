@@ -1,6 +1,7 @@
 #include "schema_all.hpp"
 
 #include "sohusim/memory/memory_schema.hpp"
+#include "sohusim/models/device_schema.hpp"
 #include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/sim/core_schema.hpp"
 
@@ -11,6 +12,7 @@ sim::Schema full_schema() {
   s.merge(demo_schema());
   s.merge(memory::memory_schema());
   s.merge(pcie::pcie_schema());
+  s.merge(models::device_schema());
   return s;
 }
 

@@ -1,0 +1,145 @@
+#pragma once
+// CommandExecutor: runs decoded I/O commands on the device's units and memories — the
+// sequencer of DESIGN.md section 3, step 3. One call per command, from the thread of the
+// queue it came from (commands of one queue run in order; queues run concurrently and
+// contend for the units).
+//
+//   DMA_COPY      DmaEngine between host (IOVA, through the host IOMMU), HBM, SRAM and a
+//                 peer's HBM (chip-to-chip).
+//   GEMM          plan_gemm() tiles the GEMM over the matrix engines, SRAM and HBM; each
+//                 engine runs its tiles through the double-buffered pipeline
+//                 (engine_pipeline.hpp); the matrix unit is held for the whole command.
+//   ATTENTION     one work item per (batch, KV head): stream that head's K and V (and its
+//                 queries) from HBM, Q K^T and P V on a matrix engine (fold timing as for
+//                 GEMM) with the softmax on the engine's vector lanes in between; items are
+//                 dealt round-robin over the matrix engines.
+//   VECTOR        rows split into tiles over the vector engines; per-op cost table
+//                 (vector_cost.hpp); operands streamed from HBM and results written back.
+//   COLLECTIVE    SEND/RECV/REDUCE_STEP/GATHER_STEP: rendezvous with the peer's matching
+//                 command by (peer, tag), data over the chip-to-chip link into the
+//                 receiver's HBM; a reduce step adds into the receiver's buffer (vector cost).
+//   SEM_SIGNAL/SEM_WAIT, FENCE, TIMESTAMP, PMU_SNAPSHOT, NOP, EXEC_PROGRAM.
+//
+// Functional mode (sim.data_mode functional): after a compute command's timing, its
+// operands are read from device memory, decoded to float, computed with the Eigen kernels
+// (kernels.hpp; FP32 accumulation) and the results rounded to the output type and written
+// back — timing per tile, data per command.
+//
+// Every operand is checked before anything runs: device-MMU translation of the command's
+// context (a fault fails the command with MMU_FAULT), range against the memory
+// (OUT_OF_RANGE), element alignment (MISALIGNED); a failed transfer later in the command
+// gives HOST_DMA_ERROR (host side) or OUT_OF_RANGE.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+#include "sohusim/counters/registry.hpp"
+#include "sohusim/counters/trace_recorder.hpp"
+#include "sohusim/models/c2c_link.hpp"
+#include "sohusim/models/command.hpp"
+#include "sohusim/models/device_mmu.hpp"
+#include "sohusim/models/device_params.hpp"
+#include "sohusim/models/dma_engine.hpp"
+#include "sohusim/models/engine_pipeline.hpp"
+#include "sohusim/models/memory_port.hpp"
+#include "sohusim/models/pmu.hpp"
+#include "sohusim/models/semaphore_bank.hpp"
+#include "sohusim/models/timestamp_counter.hpp"
+
+namespace sohusim::models {
+
+class CommandExecutor;
+
+/// The far end of a chip-to-chip port: the peer's executor (for semaphores and collective
+/// rendezvous), its HBM, and the two channel directions.
+struct PeerLink {
+  CommandExecutor* peer = nullptr;
+  C2cChannel* tx = nullptr;  // this device -> peer
+  C2cChannel* rx = nullptr;  // peer -> this device
+};
+
+struct ExecutorWiring {
+  const DeviceParams* params = nullptr;
+  MemoryPort* host = nullptr;
+  MemoryPort* hbm = nullptr;
+  MemoryPort* sram = nullptr;
+  DmaEngine* dma = nullptr;
+  DeviceMmu* mmu = nullptr;
+  Pmu* pmu = nullptr;
+  const TimestampCounter* clock = nullptr;
+  SemaphoreBank* semaphores = nullptr;
+  counters::TraceRecorder* trace = nullptr;
+  std::vector<counters::TrackId> matrix_tracks, vector_tracks;
+  /// Called for each engine's activity of a command (trace unit): engine, tiles, first start ps, last end ps.
+  std::function<void(unsigned engine, std::uint32_t tiles, std::uint64_t correlation)> engine_activity;
+};
+
+class CommandExecutor {
+ public:
+  CommandExecutor(ExecutorWiring wiring, unsigned device_index, const counters::Scope& device_scope);
+  /// Executes one I/O command (already fetched). Blocking. The outcome's status goes into
+  /// the completion entry; `result` into its RESULT field.
+  Outcome execute(const Sqe& sqe, std::uint16_t qid);
+  /// Connects chip-to-chip port `peer_index` (the peer's device index).
+  void connect(unsigned peer_index, PeerLink link) { peers_[peer_index] = link; }
+  unsigned device_index() const { return index_; }
+  SemaphoreBank& semaphores() { return *w_.semaphores; }
+  MemoryPort& hbm() { return *w_.hbm; }
+  /// Engine counters (for the PMU, reports and tests).
+  const std::vector<std::unique_ptr<EngineCounters>>& matrix_engines() const { return me_; }
+  const std::vector<std::unique_ptr<EngineCounters>>& vector_engines() const { return ve_; }
+  /// Unblocks waiters (semaphores, rendezvous) after a reset; their commands are abandoned.
+  void abort_waiters();
+
+ private:
+  struct Operand {
+    std::uint64_t phys = 0;
+    std::uint64_t bytes = 0;
+  };
+  Outcome check_device_range(unsigned ctx, Space space, std::uint64_t addr, std::uint64_t bytes, bool write,
+                             unsigned align, const char* what, Operand& out);
+  Outcome exec_dma(const Sqe&);
+  Outcome exec_gemm(const Sqe&);
+  Outcome exec_attention(const Sqe&);
+  Outcome exec_vector(const Sqe&);
+  Outcome exec_collective(const Sqe&);
+  Outcome exec_sem_signal(const Sqe&);
+  Outcome exec_sem_wait(const Sqe&);
+  Outcome exec_timestamp(const Sqe&);
+  Outcome exec_pmu_snapshot(const Sqe&);
+  Outcome exec_program(const Sqe&, std::uint16_t qid);
+  /// Runs per-engine tile lists on the matrix (or vector) engines; false on a memory error.
+  bool run_engines(bool matrix, const std::vector<std::vector<EngineTile>>& per_engine, DataType dt,
+                   std::uint64_t correlation, const char* tile_name);
+  bool read_tensor(std::uint64_t addr, std::uint64_t count, DataType t, std::vector<float>& out);
+  bool write_tensor(std::uint64_t addr, const std::vector<float>& v, DataType t);
+  void wait_ps(std::uint64_t ps);
+
+  // Collective rendezvous: a posted receive this device waits to be filled by `peer`.
+  struct Receive {
+    std::uint64_t addr = 0, length = 0;
+    bool reduce = false;
+    DataType dtype = DataType::BF16;
+    bool filled = false;
+    bool failed = false;
+    sc_core::sc_event done;
+  };
+  std::shared_ptr<Receive> find_receive(unsigned from, std::uint32_t tag);
+
+  ExecutorWiring w_;
+  unsigned index_;
+  std::map<unsigned, PeerLink> peers_;
+  std::map<std::pair<unsigned, std::uint32_t>, std::shared_ptr<Receive>> receives_;
+  sc_core::sc_event receive_posted_;
+  std::uint64_t abort_generation_ = 0;
+  sc_core::sc_mutex matrix_unit_, vector_unit_;
+  std::vector<std::unique_ptr<EngineCounters>> me_, ve_;
+  counters::Counter& commands_;
+  counters::Counter& functional_ops_;
+};
+
+}  // namespace sohusim::models

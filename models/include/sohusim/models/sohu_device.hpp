@@ -1,0 +1,134 @@
+#pragma once
+// SohuDevice: the virtual silicon. A Sohu-class accelerator that software reaches only the
+// way it reaches the chip (DESIGN.md sections 3 and 5): the PCIe endpoint in front of it
+// (config space, MSI-X, AER, SR-IOV live there: pcie/), BAR0 registers decoded from the
+// register map (register_map.hpp, generated from models/regmap/sohu_regmap.yaml), BAR2 as a
+// window onto HBM, NVMe-style queues in host memory (command_processor.hpp), DMA over PCIe
+// through the host IOMMU, and MSI-X interrupts.
+//
+// Inside: HBM stacks (memory::HbmMemory, either fidelity), the SRAM scratchpad
+// (memory::Sram), the DMA engine, matrix and vector engines run per tile by the
+// CommandExecutor, the device MMU, the PMU, the trace unit, the timestamp counter, the error
+// log, semaphores, and chip-to-chip ports to peer devices.
+//
+// Sockets: `bar` (target) is bound by the endpoint's bar_socket; `host_dma` (initiator)
+// binds to the endpoint's dma_socket. attach() gives the device its endpoint for MSI-X and
+// Function Level Reset. Stats live under the device prefix (e.g. `dev0`): `dev0.cp.*`,
+// `dev0.me3.*`, `dev0.ve0.*`, `dev0.dma.*`, `dev0.hbm.*`, `dev0.sram.*`, `dev0.mmu.*`,
+// `dev0.trace_unit.*`, `dev0.c2c.p<k>.tx.*`, `dev0.errors`, `dev0.energy.*`.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "sohusim/memory/hbm_memory.hpp"
+#include "sohusim/memory/sram.hpp"
+#include "sohusim/models/c2c_link.hpp"
+#include "sohusim/models/command_executor.hpp"
+#include "sohusim/models/command_processor.hpp"
+#include "sohusim/models/device_mmu.hpp"
+#include "sohusim/models/device_params.hpp"
+#include "sohusim/models/dma_engine.hpp"
+#include "sohusim/models/energy_model.hpp"
+#include "sohusim/models/error_log.hpp"
+#include "sohusim/models/pmu.hpp"
+#include "sohusim/models/register_map.hpp"
+#include "sohusim/models/semaphore_bank.hpp"
+#include "sohusim/models/timestamp_counter.hpp"
+#include "sohusim/models/tlm_memory_port.hpp"
+#include "sohusim/models/trace_unit.hpp"
+#include "sohusim/pcie/pcie_endpoint.hpp"
+#include "sohusim/sim/config.hpp"
+#include "sohusim/sim/instrumentation.hpp"
+
+namespace sohusim::models {
+
+class SohuDevice : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<SohuDevice> bar;
+  tlm_utils::simple_initiator_socket<SohuDevice> host_dma;
+
+  /// Builds the device described by `config` (device.*, hbm.*, sram.*, sim.*).
+  /// `index` is the device's number in its system (chip-to-chip addressing).
+  SohuDevice(sc_core::sc_module_name name, const sim::Config& config, const sim::Instrumentation& inst,
+             const std::string& prefix, unsigned index = 0);
+  ~SohuDevice() override;
+
+  /// The PCIe function the device presents: IDs, BAR0 (registers), BAR2 (HBM aperture),
+  /// MSI-X in BAR0, link capabilities.
+  static pcie::PcieFunctionSpec function_spec(const DeviceParams& params, unsigned link_generation, unsigned lanes);
+
+  /// Connects the endpoint in front of the device: MSI-X delivery, FLR resets the device.
+  void attach(pcie::PcieEndpoint& endpoint);
+  /// Chip-to-chip port to `peer` (both directions' channels given; call on both devices).
+  void connect(unsigned peer_index, SohuDevice& peer, C2cChannel& tx, C2cChannel& rx);
+
+  const DeviceParams& params() const noexcept { return p_; }
+  unsigned index() const noexcept { return index_; }
+  const std::string& prefix() const noexcept { return prefix_; }
+  memory::HbmMemory& hbm() { return *hbm_; }
+  memory::Sram& sram() { return *sram_; }
+  RegisterFile& registers() { return regs_; }
+  const ErrorLog& error_log() const { return errlog_; }
+  CommandProcessor& command_processor() { return *cp_; }
+  CommandExecutor& executor() { return *exec_; }
+  Pmu& pmu() { return *pmu_; }
+  TraceUnit& trace_unit() { return *trace_unit_; }
+  const TimestampCounter& timestamp() const { return clock_; }
+  /// Why the device was last reset ("CTRL.RST", "function level reset", ...), or empty.
+  const std::string& last_reset_reason() const noexcept { return last_reset_; }
+  /// Energy so far, from the counters (joules per component, average watts).
+  EnergyReport energy(double seconds) const;
+
+ private:
+  void bar_access(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  void install_hooks();
+  void fill_identity();
+  void reset_device(const char* why);
+  void report_error(ErrorEntry e);
+  void raise_vector(unsigned vector);
+  void update_error_registers();
+  Outcome admin_device(const Sqe& sqe);
+  void on_command(const Sqe& sqe, std::uint16_t qid, bool start, std::uint16_t status);
+  std::uint64_t now_ps() const;
+
+  DeviceParams p_;
+  unsigned index_;
+  std::string prefix_;
+  sim::Instrumentation inst_;
+  counters::Scope scope_;
+  tlm_utils::simple_initiator_socket<SohuDevice> hbm_socket_;
+  tlm_utils::simple_initiator_socket<SohuDevice> sram_socket_;
+  std::unique_ptr<memory::HbmMemory> hbm_;
+  std::unique_ptr<memory::Sram> sram_;
+  std::unique_ptr<TlmMemoryPort> host_port_, hbm_port_, sram_port_;
+  RegisterFile regs_;
+  ErrorLog errlog_;
+  TimestampCounter clock_;
+  DeviceMmu mmu_;
+  SemaphoreBank semaphores_;
+  std::unique_ptr<DmaEngine> dma_;
+  std::unique_ptr<Pmu> pmu_;
+  std::unique_ptr<TraceUnit> trace_unit_;
+  std::unique_ptr<CommandExecutor> exec_;
+  std::unique_ptr<CommandProcessor> cp_;
+  std::vector<std::unique_ptr<C2cChannel>> owned_channels_;
+  pcie::PcieEndpoint* endpoint_ = nullptr;
+  std::string last_reset_;
+  std::uint32_t masked_pending_ = 0;  // vectors < 32 raised while INT_MASK had them masked
+  counters::Counter& errors_;
+  counters::Counter& errors_dropped_;
+  counters::Counter& msix_raised_;
+  counters::Counter& bar2_reads_;
+  counters::Counter& bar2_writes_;
+  counters::Counter& resets_;
+  counters::Counter& mmu_hits_;
+  counters::Counter& mmu_misses_;
+};
+
+}  // namespace sohusim::models

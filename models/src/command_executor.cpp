@@ -1,0 +1,640 @@
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "sohusim/models/command_executor.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "sohusim/models/gemm_plan.hpp"
+#include "sohusim/models/kernels.hpp"
+#include "sohusim/models/numerics.hpp"
+#include "sohusim/models/systolic.hpp"
+#include "sohusim/models/vector_cost.hpp"
+#include "sohusim/sim/sim_time.hpp"
+#include "sohusim/models/sohu_regs.h"
+
+namespace sohusim::models {
+
+namespace {
+
+std::string hex(std::uint64_t v) {
+  std::ostringstream o;
+  o << "0x" << std::hex << v;
+  return o.str();
+}
+
+/// a * b * c with overflow detection (element counts and byte sizes of operands).
+bool mul_ok(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
+  if (a != 0 && b > UINT64_MAX / a) return false;
+  out = a * b;
+  return true;
+}
+
+std::uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+
+}  // namespace
+
+CommandExecutor::CommandExecutor(ExecutorWiring wiring, unsigned device_index, const counters::Scope& scope)
+    : w_(std::move(wiring)),
+      index_(device_index),
+      commands_(scope.counter("exec.commands", "count", "I/O commands executed (any status)")),
+      functional_ops_(scope.counter("exec.functional_ops", "count", "commands whose data was computed (functional mode)")) {
+  for (unsigned e = 0; e < w_.params->matrix.engines; ++e) {
+    me_.push_back(std::make_unique<EngineCounters>(scope.sub("me" + std::to_string(e))));
+  }
+  for (unsigned e = 0; e < w_.params->vector.engines; ++e) {
+    ve_.push_back(std::make_unique<EngineCounters>(scope.sub("ve" + std::to_string(e))));
+  }
+}
+
+void CommandExecutor::wait_ps(std::uint64_t ps) {
+  if (ps > 0) sc_core::wait(sc_core::sc_time::from_value(ps));
+}
+
+void CommandExecutor::abort_waiters() {
+  ++abort_generation_;
+  for (auto& [key, r] : receives_) {
+    r->failed = true;
+    r->done.notify(sc_core::SC_ZERO_TIME);
+  }
+  receives_.clear();
+  receive_posted_.notify(sc_core::SC_ZERO_TIME);
+  w_.semaphores->reset();
+}
+
+Outcome CommandExecutor::check_device_range(unsigned ctx, Space space, std::uint64_t addr, std::uint64_t bytes,
+                                            bool write, unsigned align, const char* what, Operand& out) {
+  if (align > 1 && addr % align != 0) {
+    return Outcome::fail(Status::Misaligned,
+                         std::string(what) + " address " + hex(addr) + " is not aligned to " + std::to_string(align) +
+                             " bytes (its element size)",
+                         addr);
+  }
+  std::uint64_t phys = addr;
+  if (space == Space::Hbm && ctx != 0) {
+    MmuResult m = w_.mmu->translate(ctx, addr, bytes, write);
+    wait_ps(m.cost_ps);
+    if (!m.ok) return Outcome::fail(Status::MmuFault, std::string(what) + ": " + m.fault, m.fault_address);
+    phys = m.segments.empty() ? addr : m.segments.front().phys;
+    // Tiles stream operands as contiguous ranges: a context must map each operand
+    // contiguously (the driver allocates that way); a split mapping is a fault here.
+    if (m.segments.size() > 1) {
+      return Outcome::fail(Status::MmuFault,
+                           std::string(what) + ": range " + hex(addr) + " + " + std::to_string(bytes) +
+                               " is not physically contiguous in context " + std::to_string(ctx),
+                           addr);
+    }
+  }
+  MemoryPort* port = space == Space::Hbm ? w_.hbm : space == Space::Sram ? w_.sram : nullptr;
+  if (port != nullptr && (phys > port->size() || bytes > port->size() - phys)) {
+    return Outcome::fail(Status::OutOfRange,
+                         std::string(what) + " range " + hex(phys) + " + " + std::to_string(bytes) + " bytes is outside " +
+                             to_string(space) + " (" + std::to_string(port->size()) + " bytes)",
+                         phys);
+  }
+  out = Operand{phys, bytes};
+  return {};
+}
+
+Outcome CommandExecutor::execute(const Sqe& sqe, std::uint16_t qid) {
+  commands_.inc();
+  switch (sqe.opcode()) {
+    case SOHU_IO_OP_NOP: return decode_no_operands(sqe, false);
+    case SOHU_IO_OP_FENCE: return decode_no_operands(sqe, false);  // queues run in order: nothing earlier is pending
+    case SOHU_IO_OP_DMA_COPY: return exec_dma(sqe);
+    case SOHU_IO_OP_GEMM: return exec_gemm(sqe);
+    case SOHU_IO_OP_ATTENTION: return exec_attention(sqe);
+    case SOHU_IO_OP_VECTOR: return exec_vector(sqe);
+    case SOHU_IO_OP_COLLECTIVE: return exec_collective(sqe);
+    case SOHU_IO_OP_SEM_SIGNAL: return exec_sem_signal(sqe);
+    case SOHU_IO_OP_SEM_WAIT: return exec_sem_wait(sqe);
+    case SOHU_IO_OP_TIMESTAMP: return exec_timestamp(sqe);
+    case SOHU_IO_OP_PMU_SNAPSHOT: return exec_pmu_snapshot(sqe);
+    case SOHU_IO_OP_EXEC_PROGRAM: return exec_program(sqe, qid);
+    default: break;
+  }
+  return Outcome::fail(Status::InvalidOpcode, "I/O opcode " + hex(sqe.opcode()) + " is not defined");
+}
+
+// ---- DMA ---------------------------------------------------------------------------
+
+Outcome CommandExecutor::exec_dma(const Sqe& sqe) {
+  DmaCopyCmd c{};
+  Outcome o = decode(sqe, c);
+  if (!o.ok()) return o;
+  Operand src{c.src, c.length}, dst{c.dst, c.length};
+  if (c.src_space == Space::PeerHbm || c.dst_space == Space::PeerHbm) {
+    auto it = peers_.find(c.peer);
+    if (it == peers_.end() || it->second.peer == nullptr) {
+      return Outcome::fail(Status::PeerUnreachable, "DMA_COPY: device " + std::to_string(index_) +
+                                                        " has no chip-to-chip port to device " + std::to_string(c.peer));
+    }
+    if (c.src_space == Space::PeerHbm) {
+      return Outcome::fail(Status::InvalidField, "DMA_COPY: reading a peer's HBM is not supported (the peer pushes: "
+                                                 "use DST_SPACE PEER_HBM on the peer, or COLLECTIVE)");
+    }
+  }
+  if (c.src_space != Space::Host && c.src_space != Space::PeerHbm) {
+    o = check_device_range(sqe.context(), c.src_space, c.src, c.length, false, 1, "DMA_COPY source", src);
+    if (!o.ok()) return o;
+  }
+  if (c.dst_space != Space::Host && c.dst_space != Space::PeerHbm) {
+    o = check_device_range(sqe.context(), c.dst_space, c.dst, c.length, true, 1, "DMA_COPY destination", dst);
+    if (!o.ok()) return o;
+  }
+  if (c.dst_space == Space::PeerHbm) {
+    PeerLink& l = peers_[c.peer];
+    MemoryPort& peer_hbm = l.peer->hbm();
+    if (c.dst > peer_hbm.size() || c.length > peer_hbm.size() - c.dst) {
+      return Outcome::fail(Status::OutOfRange, "DMA_COPY destination " + hex(c.dst) + " + " + std::to_string(c.length) +
+                                                   " is outside device " + std::to_string(c.peer) + "'s HBM", c.dst);
+    }
+    // Read locally, then push over the link into the peer's HBM, chunk by chunk.
+    const std::uint64_t chunk = w_.params->dma.chunk;
+    std::vector<std::uint8_t> buf;
+    for (std::uint64_t off = 0; off < c.length; off += chunk) {
+      const std::uint64_t n = std::min(chunk, c.length - off);
+      const bool data = w_.hbm->holds_data() || peer_hbm.holds_data();
+      buf.assign(data ? n : 0, 0);
+      MemoryPort* in = c.src_space == Space::Host ? w_.host : c.src_space == Space::Sram ? w_.sram : w_.hbm;
+      if (in->access(false, src.phys + off, data ? buf.data() : nullptr, n, sqe.correlation()) != PortStatus::Ok) {
+        return Outcome::fail(c.src_space == Space::Host ? Status::HostDmaError : Status::OutOfRange,
+                             "DMA_COPY: read of " + hex(src.phys + off) + " failed", src.phys + off);
+      }
+      const std::uint64_t arrive = l.tx->send(now_ps(), n);
+      wait_ps(arrive - now_ps());
+      peer_hbm.access(true, c.dst + off, data ? buf.data() : nullptr, n, sqe.correlation());
+    }
+    return {};
+  }
+  const DmaResult r = w_.dma->copy(c.src_space, src.phys, c.dst_space, dst.phys, c.length, sqe.correlation());
+  if (!r.ok()) {
+    const Status s = r.failed_space == Space::Host ? Status::HostDmaError : Status::OutOfRange;
+    return Outcome::fail(s, std::string("DMA_COPY: ") + to_string(r.failed_space) + " access at " + hex(r.failed_address) +
+                                " failed" + (r.failed_space == Space::Host ? " (IOMMU fault or unsupported request)" : ""),
+                         r.failed_address);
+  }
+  return {};
+}
+
+// ---- engines -----------------------------------------------------------------------
+
+bool CommandExecutor::run_engines(bool matrix, const std::vector<std::vector<EngineTile>>& per_engine, DataType dt,
+                                  std::uint64_t correlation, const char* tile_name) {
+  sc_core::sc_mutex& unit = matrix ? matrix_unit_ : vector_unit_;
+  auto& engines = matrix ? me_ : ve_;
+  const auto& tracks = matrix ? w_.matrix_tracks : w_.vector_tracks;
+  const std::uint64_t period = w_.params->period_ps();
+  const sc_core::sc_time asked = sc_core::sc_time_stamp();
+  unit.lock();
+  const std::uint64_t waited = (sc_core::sc_time_stamp() - asked).value() / period;
+  struct Join {
+    unsigned running = 0;
+    bool ok = true;
+    sc_core::sc_event done;
+  };
+  auto join = std::make_shared<Join>();
+  for (unsigned e = 0; e < per_engine.size() && e < engines.size(); ++e) {
+    if (per_engine[e].empty()) continue;
+    engines[e]->stall_dependency_cycles.inc(waited);
+    ++join->running;
+    EngineTrace tr;
+    if (w_.trace != nullptr && e < tracks.size()) {
+      tr.recorder = w_.trace;
+      tr.track = tracks[e];
+      tr.tile_name = tile_name;
+    }
+    sc_core::sc_spawn([this, e, &per_engine, &engines, dt, correlation, period, tr, join] {
+      const bool ok = run_engine_tiles(per_engine[e], *w_.hbm, w_.sram, period, dt, *engines[e], tr, correlation);
+      if (!ok) join->ok = false;
+      if (w_.engine_activity) w_.engine_activity(e, static_cast<std::uint32_t>(per_engine[e].size()), correlation);
+      if (--join->running == 0) join->done.notify(sc_core::SC_ZERO_TIME);
+    });
+  }
+  if (join->running > 0) sc_core::wait(join->done);
+  unit.unlock();
+  return join->ok;
+}
+
+bool CommandExecutor::read_tensor(std::uint64_t addr, std::uint64_t count, DataType t, std::vector<float>& out) {
+  std::vector<std::uint8_t> raw(static_cast<std::size_t>(count * bytes_of(t)));
+  if (!w_.hbm->debug(false, addr, raw.data(), raw.size())) return false;
+  out.resize(static_cast<std::size_t>(count));
+  decode(t, raw.data(), out.data(), out.size());
+  return true;
+}
+
+bool CommandExecutor::write_tensor(std::uint64_t addr, const std::vector<float>& v, DataType t) {
+  std::vector<std::uint8_t> raw(v.size() * bytes_of(t));
+  encode(t, v.data(), raw.data(), v.size());
+  return w_.hbm->debug(true, addr, raw.data(), raw.size());
+}
+
+Outcome CommandExecutor::exec_gemm(const Sqe& sqe) {
+  GemmCmd g{};
+  Outcome o = decode(sqe, g);
+  if (!o.ok()) return o;
+  const unsigned ib = bytes_of(g.in), ob = bytes_of(g.out);
+  std::uint64_t mk = 0, kn = 0, mn = 0;
+  if (!mul_ok(g.m, g.k, mk) || !mul_ok(g.k, g.n, kn) || !mul_ok(g.m, g.n, mn) || mk > (UINT64_MAX >> 3) ||
+      kn > (UINT64_MAX >> 3) || mn > (UINT64_MAX >> 3)) {
+    return Outcome::fail(Status::InvalidDimensions, "GEMM: M x K x N overflows 64-bit sizes");
+  }
+  Operand a, b, c, d;
+  const unsigned ctx = sqe.context();
+  if (!(o = check_device_range(ctx, Space::Hbm, g.a, mk * ib, false, ib, "GEMM A", a)).ok()) return o;
+  if (!(o = check_device_range(ctx, Space::Hbm, g.b, kn * ib, false, ib, "GEMM B", b)).ok()) return o;
+  if (!(o = check_device_range(ctx, Space::Hbm, g.c, mn * ob, true, ob, "GEMM C", c)).ok()) return o;
+  if (g.bias || g.residual) {
+    if (!(o = check_device_range(ctx, Space::Hbm, g.d, (g.bias ? g.n : mn) * ob, false, ob, "GEMM D", d)).ok()) return o;
+  }
+  const DeviceParams& p = *w_.params;
+  GemmPlanInput in;
+  in.shape = GemmShape{g.m, g.k, g.n};
+  in.in_bytes = ib;
+  in.out_bytes = ob;
+  in.acc_bytes = 4;
+  in.engine = p.matrix;
+  if (g.dataflow) in.engine.dataflow = *g.dataflow;
+  in.dtype = g.in;
+  in.sram_bytes = p.sram_bytes;
+  in.hbm_bytes_per_second = p.hbm_peak_bytes_per_s * p.hbm_sustained_fraction;
+  const GemmPlan plan = plan_gemm(in);
+  // Tiles in HBM: A rows m0.. at columns k0.., B rows k0.. at columns n0.. (row-major);
+  // each tile's operand blocks are streamed as one range starting at the block's first
+  // element (the interleaved address mapping spreads a 2-D block's rows over the channels
+  // much as it spreads a contiguous range).
+  std::vector<std::vector<EngineTile>> tiles(plan.per_engine.size());
+  const ArrayShape arr = in.engine.array;
+  for (std::size_t e = 0; e < plan.per_engine.size(); ++e) {
+    tiles[e].reserve(plan.per_engine[e].size());
+    for (const GemmTile& t : plan.per_engine[e]) {
+      EngineTile et;
+      const std::uint64_t a_off = (g.trans_a ? t.k0 * g.m + t.m0 : t.m0 * g.k + t.k0) * ib;
+      const std::uint64_t b_off = (g.trans_b ? t.n0 * g.k + t.k0 : t.k0 * g.n + t.n0) * ib;
+      et.load_address = t.a_bytes > 0 ? a.phys + a_off : b.phys + b_off;
+      et.load_bytes = t.a_bytes + t.b_bytes;
+      const FoldStats fs = fold_stats(in.engine.dataflow, arr, GemmShape{t.tm, t.tk, t.tn});
+      // SRAM operand reads: the stationary block once per fold, the streamed operand once
+      // per fold (what the array consumes).
+      const std::uint64_t col_folds = (t.tn + arr.cols - 1) / arr.cols;
+      const std::uint64_t row_folds = (t.tm + arr.rows - 1) / arr.rows;
+      switch (in.engine.dataflow) {
+        case Dataflow::WeightStationary: et.sram_read_bytes = (t.tk * t.tn + t.tm * t.tk * col_folds) * ib; break;
+        case Dataflow::OutputStationary: et.sram_read_bytes = (t.tm * t.tk * col_folds + t.tk * t.tn * row_folds) * ib; break;
+        case Dataflow::InputStationary: et.sram_read_bytes = (t.tm * t.tk + t.tk * t.tn * ((t.tm + arr.cols - 1) / arr.cols)) * ib; break;
+      }
+      et.sram_address = (e * (p.sram_bytes / std::max<std::size_t>(1, plan.per_engine.size()))) % std::max<std::uint64_t>(1, p.sram_bytes);
+      et.compute_cycles = t.compute_cycles;
+      et.useful_macs = fs.useful_macs;
+      et.issued_macs = fs.issued_macs;
+      if (t.c_bytes > 0) {
+        et.store_address = c.phys + (t.m0 * g.n + t.n0) * ob;
+        et.store_bytes = t.c_bytes;
+      }
+      tiles[e].push_back(et);
+    }
+  }
+  if (!run_engines(true, tiles, g.in, sqe.correlation(), "gemm tile")) {
+    return Outcome::fail(Status::InternalError, "GEMM: an operand stream failed in HBM");
+  }
+  if (w_.hbm->holds_data()) {
+    std::vector<float> A, B, D, C(static_cast<std::size_t>(mn));
+    if (!read_tensor(a.phys, mk, g.in, A) || !read_tensor(b.phys, kn, g.in, B) ||
+        ((g.bias || g.residual) && !read_tensor(d.phys, g.bias ? g.n : mn, g.out, D))) {
+      return Outcome::fail(Status::InternalError, "GEMM: functional read of operands failed");
+    }
+    GemmArgs args;
+    args.m = g.m;
+    args.k = g.k;
+    args.n = g.n;
+    args.trans_a = g.trans_a;
+    args.trans_b = g.trans_b;
+    args.act = g.act;
+    args.bias = g.bias;
+    args.residual = g.residual;
+    gemm(args, A.data(), B.data(), g.bias ? D.data() : nullptr, g.residual ? D.data() : nullptr, C.data());
+    write_tensor(c.phys, C, g.out);
+    functional_ops_.inc();
+  }
+  return {};
+}
+
+Outcome CommandExecutor::exec_attention(const Sqe& sqe) {
+  AttentionCmd at{};
+  Outcome o = decode(sqe, at);
+  if (!o.ok()) return o;
+  const unsigned eb = bytes_of(at.dtype);
+  const std::uint64_t q_elems = static_cast<std::uint64_t>(at.batch) * at.q_len * at.q_heads * at.head_dim;
+  const std::uint64_t kv_elems = static_cast<std::uint64_t>(at.batch) * at.kv_len * at.kv_heads * at.head_dim;
+  Operand q, k, v, out;
+  const unsigned ctx = sqe.context();
+  if (!(o = check_device_range(ctx, Space::Hbm, at.q, q_elems * eb, false, eb, "ATTENTION Q", q)).ok()) return o;
+  if (!(o = check_device_range(ctx, Space::Hbm, at.k, kv_elems * eb, false, eb, "ATTENTION K", k)).ok()) return o;
+  if (!(o = check_device_range(ctx, Space::Hbm, at.v, kv_elems * eb, false, eb, "ATTENTION V", v)).ok()) return o;
+  if (!(o = check_device_range(ctx, Space::Hbm, at.o, q_elems * eb, true, eb, "ATTENTION O", out)).ok()) return o;
+  const DeviceParams& p = *w_.params;
+  const unsigned group = at.q_heads / at.kv_heads;
+  const std::uint64_t rows = static_cast<std::uint64_t>(at.q_len) * group;  // queries sharing one KV head
+  const double rate = p.matrix.rate[static_cast<unsigned>(at.dtype)];
+  const std::uint64_t qk = compute_cycles(p.matrix.fold_model, p.matrix.dataflow, p.matrix.array,
+                                          GemmShape{rows, at.head_dim, at.kv_len}, rate);
+  const std::uint64_t pv = compute_cycles(p.matrix.fold_model, p.matrix.dataflow, p.matrix.array,
+                                          GemmShape{rows, at.kv_len, at.head_dim}, rate);
+  const FoldStats f1 = fold_stats(p.matrix.dataflow, p.matrix.array, GemmShape{rows, at.head_dim, at.kv_len});
+  const FoldStats f2 = fold_stats(p.matrix.dataflow, p.matrix.array, GemmShape{rows, at.kv_len, at.head_dim});
+  // Softmax over the rows x kv_len scores on the vector lanes paired with the engine.
+  const VectorWork sm = vector_op_cost(p.vector, VectorOp::Softmax, static_cast<std::uint32_t>(std::min<std::uint64_t>(rows, UINT32_MAX)),
+                                       at.kv_len, DataType::FP32, at.dtype);
+  const std::uint64_t head_kv_bytes = static_cast<std::uint64_t>(at.kv_len) * at.head_dim * eb;
+  const std::uint64_t head_q_bytes = rows * at.head_dim * eb;
+  std::vector<std::vector<EngineTile>> tiles(p.matrix.engines);
+  unsigned next = 0;
+  for (std::uint32_t bi = 0; bi < at.batch; ++bi) {
+    for (std::uint32_t h = 0; h < at.kv_heads; ++h) {
+      EngineTile t;
+      const std::uint64_t item = static_cast<std::uint64_t>(bi) * at.kv_heads + h;
+      t.load_address = k.phys + item * head_kv_bytes;
+      t.load_bytes = 2 * head_kv_bytes + head_q_bytes;
+      t.sram_read_bytes = 2 * head_kv_bytes + head_q_bytes;
+      t.compute_cycles = qk + pv + sm.cycles;
+      t.useful_macs = f1.useful_macs + f2.useful_macs;
+      t.issued_macs = f1.issued_macs + f2.issued_macs;
+      t.flops = 2 * t.useful_macs + sm.flops;
+      t.store_address = out.phys + item * head_q_bytes;
+      t.store_bytes = head_q_bytes;
+      tiles[next].push_back(t);
+      next = (next + 1) % p.matrix.engines;
+    }
+  }
+  if (!run_engines(true, tiles, at.dtype, sqe.correlation(), "attention head")) {
+    return Outcome::fail(Status::InternalError, "ATTENTION: an operand stream failed in HBM");
+  }
+  if (w_.hbm->holds_data()) {
+    std::vector<float> Q, K, V, O(static_cast<std::size_t>(q_elems));
+    if (!read_tensor(q.phys, q_elems, at.dtype, Q) || !read_tensor(k.phys, kv_elems, at.dtype, K) ||
+        !read_tensor(v.phys, kv_elems, at.dtype, V)) {
+      return Outcome::fail(Status::InternalError, "ATTENTION: functional read of operands failed");
+    }
+    AttentionArgs args;
+    args.batch = at.batch;
+    args.q_len = at.q_len;
+    args.kv_len = at.kv_len;
+    args.q_heads = at.q_heads;
+    args.kv_heads = at.kv_heads;
+    args.head_dim = at.head_dim;
+    args.causal = at.causal;
+    attention(args, Q.data(), K.data(), V.data(), O.data());
+    write_tensor(out.phys, O, at.dtype);
+    functional_ops_.inc();
+  }
+  return {};
+}
+
+Outcome CommandExecutor::exec_vector(const Sqe& sqe) {
+  VectorCmd vc{};
+  Outcome o = decode(sqe, vc);
+  if (!o.ok()) return o;
+  const unsigned ib = bytes_of(vc.in), ob = bytes_of(vc.out_type);
+  const std::uint32_t out_cols = vector_op_out_cols(vc.op, vc.cols);
+  const std::uint64_t in_elems = static_cast<std::uint64_t>(vc.rows) * vc.cols;
+  const std::uint64_t out_elems = static_cast<std::uint64_t>(vc.rows) * out_cols;
+  std::uint64_t y_elems = 0;
+  switch (vc.op) {
+    case VectorOp::RmsNorm: y_elems = vc.cols; break;
+    case VectorOp::LayerNorm: y_elems = 2ULL * vc.cols; break;
+    case VectorOp::Add: y_elems = in_elems; break;
+    default: break;
+  }
+  Operand x, y, out;
+  const unsigned ctx = sqe.context();
+  if (!(o = check_device_range(ctx, Space::Hbm, vc.x, in_elems * ib, false, ib, "VECTOR X", x)).ok()) return o;
+  if (y_elems > 0 && !(o = check_device_range(ctx, Space::Hbm, vc.y, y_elems * ib, false, ib, "VECTOR Y", y)).ok()) return o;
+  if (!(o = check_device_range(ctx, Space::Hbm, vc.out, out_elems * ob, true, ob, "VECTOR OUT", out)).ok()) return o;
+  const DeviceParams& p = *w_.params;
+  const VectorWork work = vector_op_cost(p.vector, vc.op, vc.rows, vc.cols, vc.in, vc.out_type);
+  // Rows in tiles of at most 64 KiB of input, dealt over the vector engines.
+  const std::uint64_t row_bytes = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(vc.cols) * ib);
+  const std::uint64_t rows_per_tile = std::max<std::uint64_t>(1, (64ULL << 10) / row_bytes);
+  std::vector<std::vector<EngineTile>> tiles(p.vector.engines);
+  unsigned next = 0;
+  for (std::uint64_t r0 = 0; r0 < vc.rows; r0 += rows_per_tile) {
+    const std::uint64_t n = std::min<std::uint64_t>(rows_per_tile, vc.rows - r0);
+    EngineTile t;
+    t.load_address = x.phys + r0 * vc.cols * ib;
+    t.load_bytes = n * vc.cols * ib + (vc.op == VectorOp::Add ? n * vc.cols * ib : 0);
+    t.compute_cycles = std::max<std::uint64_t>(1, work.cycles * n / vc.rows);
+    t.flops = work.flops * n / vc.rows;
+    t.store_address = out.phys + r0 * out_cols * ob;
+    t.store_bytes = n * out_cols * ob;
+    tiles[next].push_back(t);
+    next = (next + 1) % p.vector.engines;
+  }
+  if (!run_engines(false, tiles, vc.in, sqe.correlation(), to_string(vc.op))) {
+    return Outcome::fail(Status::InternalError, "VECTOR: an operand stream failed in HBM");
+  }
+  if (w_.hbm->holds_data()) {
+    std::vector<float> X, Y, OUT(static_cast<std::size_t>(out_elems));
+    if (!read_tensor(x.phys, in_elems, vc.in, X) || (y_elems > 0 && !read_tensor(y.phys, y_elems, vc.in, Y))) {
+      return Outcome::fail(Status::InternalError, "VECTOR: functional read of operands failed");
+    }
+    vector_op(vc.op, vc.rows, vc.cols, X.data(), y_elems > 0 ? Y.data() : nullptr, OUT.data(), vc.scalar, vc.aux, vc.aux2);
+    write_tensor(out.phys, OUT, vc.out_type);
+    functional_ops_.inc();
+  }
+  return {};
+}
+
+// ---- synchronisation, collectives ---------------------------------------------------
+
+Outcome CommandExecutor::exec_sem_signal(const Sqe& sqe) {
+  SemSignalCmd s{};
+  Outcome o = decode(sqe, s);
+  if (!o.ok()) return o;
+  if (s.device == 0xFF || s.device == index_) {
+    w_.semaphores->signal(s.sem, s.value);
+    return {};
+  }
+  auto it = peers_.find(s.device);
+  if (it == peers_.end() || it->second.peer == nullptr) {
+    return Outcome::fail(Status::PeerUnreachable, "SEM_SIGNAL: no chip-to-chip port to device " + std::to_string(s.device));
+  }
+  const std::uint64_t arrive = it->second.tx->send(now_ps(), 16);  // a small message packet
+  wait_ps(arrive - now_ps());
+  it->second.peer->semaphores().signal(s.sem, s.value);
+  return {};
+}
+
+Outcome CommandExecutor::exec_sem_wait(const Sqe& sqe) {
+  SemWaitCmd s{};
+  Outcome o = decode(sqe, s);
+  if (!o.ok()) return o;
+  const std::uint64_t gen = abort_generation_;
+  const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+  const bool reached = w_.semaphores->wait_geq(s.sem, s.value, static_cast<std::uint64_t>(s.timeout_us) * 1'000'000ULL);
+  if (gen != abort_generation_) return Outcome::fail(Status::AbortedReset, "SEM_WAIT: aborted by a reset");
+  const std::uint64_t cycles = (sc_core::sc_time_stamp() - t0).value() / w_.params->period_ps();
+  for (auto& e : me_) e->stall_dependency_cycles.inc(cycles);
+  if (!reached) {
+    return Outcome::fail(Status::SemTimeout, "SEM_WAIT: semaphore " + std::to_string(s.sem) + " stayed at " +
+                                                 std::to_string(w_.semaphores->value(s.sem)) + " < " + std::to_string(s.value) +
+                                                 " for " + std::to_string(s.timeout_us) + " us");
+  }
+  return {};
+}
+
+std::shared_ptr<CommandExecutor::Receive> CommandExecutor::find_receive(unsigned from, std::uint32_t tag) {
+  auto it = receives_.find({from, tag});
+  return it == receives_.end() ? nullptr : it->second;
+}
+
+Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
+  CollectiveCmd c{};
+  Outcome o = decode(sqe, c);
+  if (!o.ok()) return o;
+  auto it = peers_.find(c.peer);
+  if (it == peers_.end() || it->second.peer == nullptr) {
+    return Outcome::fail(Status::PeerUnreachable, "COLLECTIVE: no chip-to-chip port to device " + std::to_string(c.peer));
+  }
+  Operand local;
+  if (!(o = check_device_range(sqe.context(), Space::Hbm, c.addr, c.length, c.op != CollectiveOp::Send,
+                               bytes_of(c.dtype), "COLLECTIVE buffer", local)).ok()) {
+    return o;
+  }
+  const std::uint64_t gen = abort_generation_;
+  if (c.op != CollectiveOp::Send) {
+    // Post the receive, then wait until the peer's SEND has filled it.
+    auto r = std::make_shared<Receive>();
+    r->addr = local.phys;
+    r->length = c.length;
+    r->reduce = c.op == CollectiveOp::ReduceStep;
+    r->dtype = c.dtype;
+    receives_[{c.peer, c.tag}] = r;
+    receive_posted_.notify(sc_core::SC_ZERO_TIME);
+    while (!r->filled && !r->failed) sc_core::wait(r->done);
+    receives_.erase({c.peer, c.tag});
+    if (gen != abort_generation_ || r->failed) return Outcome::fail(Status::AbortedReset, "COLLECTIVE: receive aborted");
+    return {};
+  }
+  // SEND: wait for the peer's matching receive, then push the data.
+  CommandExecutor& peer = *it->second.peer;
+  std::shared_ptr<Receive> r;
+  while ((r = peer.find_receive(index_, c.tag)) == nullptr) {
+    if (gen != abort_generation_) return Outcome::fail(Status::AbortedReset, "COLLECTIVE: send aborted");
+    sc_core::wait(peer.receive_posted_ | receive_posted_);
+  }
+  if (r->length != c.length) {
+    r->failed = true;
+    r->done.notify(sc_core::SC_ZERO_TIME);
+    return Outcome::fail(Status::InvalidField, "COLLECTIVE: SEND of " + std::to_string(c.length) +
+                                                   " bytes met a receive of " + std::to_string(r->length) + " (tag " +
+                                                   std::to_string(c.tag) + ")");
+  }
+  const bool data = w_.hbm->holds_data() && peer.hbm().holds_data();
+  const std::uint64_t chunk = w_.params->dma.chunk;
+  std::vector<std::uint8_t> buf, mine;
+  for (std::uint64_t off = 0; off < c.length; off += chunk) {
+    const std::uint64_t n = std::min(chunk, c.length - off);
+    buf.assign(data ? n : 0, 0);
+    w_.hbm->access(false, local.phys + off, data ? buf.data() : nullptr, n, sqe.correlation());
+    const std::uint64_t arrive = it->second.tx->send(now_ps(), n);
+    wait_ps(arrive - now_ps());
+    if (r->reduce) {
+      // The receiver adds into its buffer: read its part, add on its vector lanes, write.
+      peer.hbm().access(false, r->addr + off, nullptr, n, sqe.correlation());
+      const std::uint64_t elems = n / bytes_of(r->dtype);
+      const VectorWork add = vector_op_cost(w_.params->vector, VectorOp::Add, 1, static_cast<std::uint32_t>(std::max<std::uint64_t>(1, elems)),
+                                            r->dtype, r->dtype);
+      wait_ps(add.cycles * w_.params->period_ps());
+      if (data) {
+        mine.assign(n, 0);
+        peer.hbm().debug(false, r->addr + off, mine.data(), n);
+        std::vector<float> x(static_cast<std::size_t>(elems)), y(static_cast<std::size_t>(elems));
+        decode(r->dtype, mine.data(), x.data(), x.size());
+        decode(r->dtype, buf.data(), y.data(), y.size());
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+        encode(r->dtype, x.data(), buf.data(), x.size());
+      }
+    }
+    peer.hbm().access(true, r->addr + off, data ? buf.data() : nullptr, n, sqe.correlation());
+  }
+  r->filled = true;
+  r->done.notify(sc_core::SC_ZERO_TIME);
+  return {};
+}
+
+// ---- small commands ----------------------------------------------------------------
+
+Outcome CommandExecutor::exec_timestamp(const Sqe& sqe) {
+  AddressCmd a{};
+  Outcome o = decode_timestamp(sqe, a);
+  if (!o.ok()) return o;
+  const std::uint64_t t = w_.clock->device_ns(now_ps());
+  std::uint8_t bytes[8];
+  std::memcpy(bytes, &t, 8);
+  MemoryPort* port = a.space == Space::Host ? w_.host : a.space == Space::Sram ? w_.sram : w_.hbm;
+  if (a.space == Space::PeerHbm) return Outcome::fail(Status::InvalidField, "TIMESTAMP: SPACE must be HOST, HBM or SRAM");
+  if (a.space != Space::Host) {
+    Operand op;
+    if (!(o = check_device_range(sqe.context(), a.space, a.addr, 8, true, 8, "TIMESTAMP address", op)).ok()) return o;
+    a.addr = op.phys;
+  } else if (a.addr % 8 != 0) {
+    return Outcome::fail(Status::Misaligned, "TIMESTAMP: host address " + hex(a.addr) + " is not 8-byte aligned", a.addr);
+  }
+  if (port->access(true, a.addr, bytes, 8, sqe.correlation()) != PortStatus::Ok) {
+    return Outcome::fail(a.space == Space::Host ? Status::HostDmaError : Status::OutOfRange,
+                         "TIMESTAMP: write to " + hex(a.addr) + " failed", a.addr);
+  }
+  o.result = t;
+  return o;
+}
+
+Outcome CommandExecutor::exec_pmu_snapshot(const Sqe& sqe) {
+  AddressCmd a{};
+  Outcome o = decode_pmu_snapshot(sqe, a);
+  if (!o.ok()) return o;
+  if (a.addr % 8 != 0) return Outcome::fail(Status::Misaligned, "PMU_SNAPSHOT: address " + hex(a.addr) + " is not 8-byte aligned", a.addr);
+  std::uint64_t v[1 + Pmu::kCounters];
+  v[0] = w_.pmu->cycles(now_ps());
+  for (unsigned i = 0; i < Pmu::kCounters; ++i) v[1 + i] = w_.pmu->counter(i, now_ps());
+  if (w_.host->access(true, a.addr, reinterpret_cast<std::uint8_t*>(v), sizeof v, sqe.correlation()) != PortStatus::Ok) {
+    return Outcome::fail(Status::HostDmaError, "PMU_SNAPSHOT: write to host " + hex(a.addr) + " failed", a.addr);
+  }
+  o.result = v[0];
+  return o;
+}
+
+Outcome CommandExecutor::exec_program(const Sqe& sqe, std::uint16_t qid) {
+  ExecProgramCmd pc{};
+  Outcome o = decode(sqe, pc);
+  if (!o.ok()) return o;
+  Operand prog;
+  if (!(o = check_device_range(sqe.context(), Space::Hbm, pc.addr, static_cast<std::uint64_t>(pc.count) * 64, false, 64,
+                               "EXEC_PROGRAM", prog)).ok()) {
+    return o;
+  }
+  if (!w_.hbm->holds_data()) {
+    return Outcome::fail(Status::InvalidField,
+                         "EXEC_PROGRAM: device memory holds no bytes in timing data mode (sim.data_mode: timing); "
+                         "resident programs need functional mode");
+  }
+  std::vector<std::uint8_t> raw(static_cast<std::size_t>(pc.count) * 64);
+  // The command processor reads the program through its HBM port (timed), then runs it.
+  w_.hbm->access(false, prog.phys, nullptr, raw.size(), sqe.correlation());
+  w_.hbm->debug(false, prog.phys, raw.data(), raw.size());
+  for (std::uint32_t i = 0; i < pc.count; ++i) {
+    const Sqe inner = Sqe::from_bytes(raw.data() + i * 64);
+    if (inner.opcode() == SOHU_IO_OP_EXEC_PROGRAM) {
+      return Outcome::fail(Status::InvalidField, "EXEC_PROGRAM: entry " + std::to_string(i) + " is itself EXEC_PROGRAM (no nesting)");
+    }
+    wait_ps(w_.params->command_latency_ps);
+    Outcome r = execute(inner, qid);
+    if (!r.ok()) {
+      r.message = "EXEC_PROGRAM entry " + std::to_string(i) + ": " + r.message;
+      return r;
+    }
+  }
+  return {};
+}
+
+}  // namespace sohusim::models
