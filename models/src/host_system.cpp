@@ -8,11 +8,11 @@
 namespace sohusim::models {
 
 HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& inst, const std::string& host,
-                       const std::string& device) {
+                       const std::string& device, unsigned index) {
   memory::HostDramParams hp = memory::HostDramParams::from_config(config);
   hp.functional = true;
   hp.validate();
-  dram_ = std::make_unique<memory::HostDram>("host_dram", hp, inst, host + ".dram");
+  dram_ = std::make_unique<memory::HostDram>((host + "_dram").c_str(), hp, inst, host + ".dram");
   pcie::IommuParams ip = pcie::iommu_params_from_config(config);
   ip.validate();
   if (ip.enabled) iommu_ = std::make_unique<pcie::Iommu>(ip, counters::Scope(*inst.registry, host + ".iommu"));
@@ -21,21 +21,21 @@ HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& in
   const pcie::LinkParams lp = pcie::LinkParams::from_config(config);
   pcie::RootComplexParams rp = pcie::RootComplexParams::from_config(config);
   rp.validate();
-  link_ = std::make_unique<pcie::PcieLink>("link", lp, inst, host + ".pcie." + device);
-  rc_port_ = std::make_unique<pcie::PciePort>("rc_port", lp, pcie::PortParams{}, link_->down(), link_->up(), inst,
+  link_ = std::make_unique<pcie::PcieLink>((host + "_link").c_str(), lp, inst, host + ".pcie." + device);
+  rc_port_ = std::make_unique<pcie::PciePort>((host + "_rc_port").c_str(), lp, pcie::PortParams{}, link_->down(), link_->up(), inst,
                                               host + ".pcie." + device + ".rc");
-  ep_port_ = std::make_unique<pcie::PciePort>("ep_port", lp, pcie::PortParams{}, link_->up(), link_->down(), inst,
+  ep_port_ = std::make_unique<pcie::PciePort>((device + "_ep_port").c_str(), lp, pcie::PortParams{}, link_->up(), link_->down(), inst,
                                               device + ".pcie");
-  rc_ = std::make_unique<pcie::RootComplex>("rc", rp, *rc_port_, iommu_.get(), *irq_, inst, host + ".rc");
+  rc_ = std::make_unique<pcie::RootComplex>((host + "_rc").c_str(), rp, *rc_port_, iommu_.get(), *irq_, inst, host + ".rc");
   rc_->memory_socket.bind(dram_->socket);
-  device_ = std::make_unique<SohuDevice>(device.c_str(), config, inst, device, 0);
-  ep_ = std::make_unique<pcie::PcieEndpoint>("ep", kDeviceRid,
+  device_ = std::make_unique<SohuDevice>(device.c_str(), config, inst, device, index);
+  ep_ = std::make_unique<pcie::PcieEndpoint>((device + "_ep").c_str(), kDeviceRid,
                                              SohuDevice::function_spec(device_->params(), lp.generation, lp.lanes),
                                              *ep_port_, *link_, inst, device + ".ep");
   ep_->bar_socket.bind(device_->bar);
   device_->host_dma.bind(ep_->dma_socket);
   device_->attach(*ep_);
-  cpu_ = std::make_unique<CpuAgent>("cpu", rp.ecam_base, kCpuMemoryAccessPs);
+  cpu_ = std::make_unique<CpuAgent>((host + "_cpu").c_str(), rp.ecam_base, kCpuMemoryAccessPs);
   cpu_->mmio.bind(rc_->cpu_socket);
   cpu_->memory.bind(dram_->socket);
   if (iommu_) {

@@ -36,8 +36,9 @@ class HostSystem {
 
   /// Builds everything from the config (which must come from tools' full schema: core,
   /// memory, pcie and device). `host` and `device` are the stats prefixes (host0, dev0).
+  /// `index` is the device's number among the devices its chip-to-chip ports reach.
   HostSystem(const sim::Config& config, const sim::Instrumentation& inst, const std::string& host = "host0",
-             const std::string& device = "dev0");
+             const std::string& device = "dev0", unsigned index = 0);
   ~HostSystem();
 
   CpuAgent& cpu() { return *cpu_; }

@@ -1,0 +1,425 @@
+// The device through the interface a driver has: BAR0 registers, queues in host memory,
+// doorbells, MSI-X, DMA through the IOMMU. Each test builds a host with one device
+// (device_harness.hpp) and runs a host thread against it.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "sim/systemc_test_support.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "device_harness.hpp"
+#include "sohusim/models/kernels.hpp"
+#include "sohusim/models/numerics.hpp"
+#include "sohusim/models/trace_unit.hpp"
+
+namespace sohusim::models::test {
+namespace {
+
+/// Runs `body` as the host thread and simulates until nothing is left to do; fails if the
+/// body did not finish (a hang: the device stopped answering).
+void run(DeviceBench& b, const std::function<void()>& body) {
+  bool finished = false;
+  sc_core::sc_spawn([&] {
+    body();
+    finished = true;
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_SEC));
+  EXPECT_TRUE(finished) << "the host thread did not finish (device hung?) at " << sc_core::sc_time_stamp();
+  (void)b;
+}
+
+Status status_of(const Cqe& c) { return static_cast<Status>(c.status); }
+
+SOHUSIM_SYSTEMC_TEST(Device, BringUpThroughRegistersAndIdentify) {
+  DeviceBench b;
+  run(b, [&] {
+    HostAgent& a = *b.agent;
+    a.probe();
+    EXPECT_EQ(a.read32(SOHU_ID), 0x50011E5Cu);
+    EXPECT_EQ(a.read32(SOHU_STATUS) & SOHU_STATUS_RDY_MASK, 0u);
+    a.enable();
+    EXPECT_NE(a.read32(SOHU_STATUS) & SOHU_STATUS_RDY_MASK, 0u);
+    EXPECT_EQ(a.read32(SOHU_CAP1) & 0xFF, 8u);                 // matrix engines
+    EXPECT_EQ(a.read64(SOHU_HBM_SIZE), 24ULL << 30);           // one HBM3E-8000 stack
+    EXPECT_EQ(a.read32(SOHU_CAP0) & 0xFF, 63u);                // I/O queue pairs
+    const std::uint64_t buf = b.host_buffer(nullptr, 4096);
+    Sqe id = make_admin(SOHU_ADMIN_OP_IDENTIFY);
+    id.set_u64(SOHU_ADMIN_IDENTIFY_ADDR_DW, buf);
+    const Cqe c = a.admin(id);
+    EXPECT_EQ(status_of(c), Status::Success);
+    std::uint32_t words[4];
+    b.sys->cpu().mem_read(buf, words, sizeof words);
+    EXPECT_EQ(words[0], 0x50011E5Cu);
+    EXPECT_EQ(words[2], 8u);    // engines
+    EXPECT_EQ(words[3], 128u);  // array rows
+    char name[8] = {};
+    b.sys->cpu().mem_read(buf + 128, name, 4);
+    EXPECT_STREQ(name, "sohu");
+    EXPECT_EQ(status_of(a.admin(make_admin(SOHU_ADMIN_OP_FW_STATUS))), Status::Success);
+  });
+  EXPECT_EQ(b.count("dev0.cp.admin_commands"), 2);
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, SubmitAndCompleteCarryQueueAndCommandIds) {
+  DeviceBench b;
+  run(b, [&] {
+    b.bring_up();
+    const std::uint16_t cid = b.agent->submit(1, make_nop());
+    const Cqe c = b.agent->wait(1);
+    EXPECT_EQ(c.cid, cid);
+    EXPECT_EQ(c.sq_id, 1);
+    EXPECT_EQ(c.sq_head, 1);
+    EXPECT_TRUE(c.phase);
+    EXPECT_EQ(status_of(c), Status::Success);
+  });
+  EXPECT_EQ(b.count("dev0.cp.commands_completed"), 3);  // CREATE_CQ, CREATE_SQ, NOP
+  EXPECT_GE(b.count("host0.irq.vector1.count"), 1);
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, PhaseBitFlipsWhenTheQueueWraps) {
+  DeviceBench b;
+  run(b, [&] {
+    b.agent->probe();
+    b.agent->enable();
+    b.agent->create_io_queue(1, 4, 1);  // 4 slots: at most 3 outstanding
+    std::vector<bool> phases;
+    for (int i = 0; i < 10; ++i) {
+      const std::uint16_t cid = b.agent->submit(1, make_nop());
+      const Cqe c = b.agent->wait(1);
+      EXPECT_EQ(c.cid, cid);
+      EXPECT_EQ(c.sq_head, (i + 1) % 4);
+      phases.push_back(c.phase);
+    }
+    // Entries 0-3 carry phase 1, 4-7 phase 0, 8-9 phase 1 again.
+    const std::vector<bool> expect{true, true, true, true, false, false, false, false, true, true};
+    EXPECT_EQ(phases, expect);
+    // Three commands at once fill the ring (one slot stays empty); all complete.
+    for (int i = 0; i < 3; ++i) b.agent->submit(1, make_nop());
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(status_of(b.agent->wait(1)), Status::Success);
+  });
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, InterruptCoalescingByCountAndByTime) {
+  DeviceBench b;
+  std::uint64_t after_count = 0, after_time = 0;
+  double waited_ns = 0;
+  run(b, [&] {
+    b.bring_up();
+    Sqe f = make_admin(SOHU_ADMIN_OP_SET_FEATURES);
+    f.dw[SOHU_ADMIN_SET_FEATURES_FID_DW] |= SOHU_FEAT_INT_COALESCING;
+    f.dw[SOHU_ADMIN_SET_FEATURES_VALUE_DW] = 4;        // every 4 completions
+    f.dw[SOHU_ADMIN_SET_FEATURES_VALUE2_DW] = 50'000;  // or 50 us after the first
+    ASSERT_EQ(status_of(b.agent->admin(f)), Status::Success);
+    const std::uint64_t before = b.sys->irq().delivered(1);
+    for (int i = 0; i < 8; ++i) b.agent->submit(1, make_nop());
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(status_of(b.agent->wait(1)), Status::Success);
+    after_count = b.sys->irq().delivered(1) - before;
+    // One completion: no count reached, the timer fires 50 us after it.
+    const std::uint64_t t_before = b.sys->irq().delivered(1);
+    const double t0 = sc_core::sc_time_stamp().to_seconds() * 1e9;
+    b.agent->submit(1, make_nop());
+    b.agent->wait(1);
+    waited_ns = sc_core::sc_time_stamp().to_seconds() * 1e9 - t0;
+    after_time = b.sys->irq().delivered(1) - t_before;
+  });
+  EXPECT_EQ(after_count, 2u);  // 8 completions, threshold 4
+  EXPECT_EQ(after_time, 1u);
+  EXPECT_GE(waited_ns, 50'000.0);
+  EXPECT_LT(waited_ns, 60'000.0);
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, PmuCountersReadOverMmioAgreeWithTheRegistry) {
+  DeviceBench b;
+  std::uint64_t pmu_cmds = 0, pmu_active = 0, cycles = 0;
+  double reg_cmds_delta = 0;
+  run(b, [&] {
+    b.bring_up();
+    // Event 1 (commands completed) on counter 0, event 2 (matrix active cycles) on counter 1.
+    b.agent->write32(SOHU_PMU_EVTSEL(0), SOHU_PMU_EVT_CMD_COMPLETED);
+    b.agent->write32(SOHU_PMU_EVTSEL(1), SOHU_PMU_EVT_ME_ACTIVE_CYCLES);
+    const double cmds0 = b.count("dev0.cp.commands_completed");
+    b.agent->write32(SOHU_PMU_CTRL, SOHU_PMU_CTRL_EN_MASK | SOHU_PMU_CTRL_RESET_MASK);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(status_of(b.agent->run(1, make_gemm(0, 1 << 20, 2 << 20, 256, 256, 256, DataType::BF16, DataType::BF16))),
+                Status::Success);
+    }
+    b.agent->write32(SOHU_PMU_CTRL, SOHU_PMU_CTRL_EN_MASK | SOHU_PMU_CTRL_FREEZE_MASK);
+    reg_cmds_delta = b.count("dev0.cp.commands_completed") - cmds0;
+    pmu_cmds = b.agent->read64(SOHU_PMU_COUNTER(0));
+    pmu_active = b.agent->read64(SOHU_PMU_COUNTER(1));
+    cycles = b.agent->read64(SOHU_PMU_CYCLES);
+  });
+  EXPECT_EQ(static_cast<double>(pmu_cmds), reg_cmds_delta);
+  EXPECT_EQ(reg_cmds_delta, 3);
+  EXPECT_EQ(static_cast<double>(pmu_active), b.sum("dev0.me*.active_cycles"));
+  EXPECT_GT(pmu_active, 0u);
+  EXPECT_GT(cycles, 0u);
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, TraceRingRecordsDecodeToTheCommandsRun) {
+  DeviceBench b;
+  std::vector<TraceRecord> recs;
+  std::vector<std::uint16_t> cids;
+  run(b, [&] {
+    b.bring_up();
+    const std::uint64_t ring = b.host_buffer(nullptr, 4096);
+    b.agent->write64(SOHU_TRC_BASE, ring);
+    b.agent->write32(SOHU_TRC_SIZE, 4096);
+    b.agent->write32(SOHU_TRC_MASK, SOHU_TRC_MASK_CMD_MASK);
+    b.agent->write32(SOHU_TRC_CTRL, SOHU_TRC_CTRL_EN_MASK);
+    for (int i = 0; i < 3; ++i) {
+      Sqe s = make_nop();
+      s.set_u64(SOHU_SQE_CORRELATION_DW, 1000 + i);
+      cids.push_back(b.agent->submit(1, s));
+      b.agent->wait(1);
+    }
+    sc_core::wait(5, sc_core::SC_US);  // let the trace unit's writes land
+    const std::uint32_t head = b.agent->read32(SOHU_TRC_HEAD);
+    std::vector<std::uint8_t> bytes(head);
+    b.sys->cpu().mem_read(ring, bytes.data(), head);
+    for (std::uint32_t off = 0; off < head; off += TraceRecord::kBytes) recs.push_back(TraceRecord::decode(bytes.data() + off));
+    b.agent->write32(SOHU_TRC_TAIL, head);
+    EXPECT_EQ(b.agent->read32(SOHU_TRC_DROPS), 0u);
+  });
+  ASSERT_EQ(recs.size(), 6u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(recs[2 * i].type, TraceRecordType::CommandStart);
+    EXPECT_EQ(recs[2 * i + 1].type, TraceRecordType::CommandEnd);
+    EXPECT_EQ(recs[2 * i].command, cids[i]);
+    EXPECT_EQ(recs[2 * i + 1].command, cids[i]);
+    EXPECT_EQ(recs[2 * i].correlation, 1000u + i);
+    EXPECT_EQ(recs[2 * i].queue, 1);
+    EXPECT_LE(recs[2 * i].timestamp_ns, recs[2 * i + 1].timestamp_ns);  // a NOP takes no time
+    if (i > 0) {
+      EXPECT_LT(recs[2 * i - 1].timestamp_ns, recs[2 * i].timestamp_ns);
+    }
+  }
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, ResetWithCommandsInFlightRecovers) {
+  DeviceBench b;
+  Cqe after{};
+  run(b, [&] {
+    b.bring_up();
+    // A long GEMM, then disable the device while it runs.
+    b.agent->submit(1, make_gemm(0, 64 << 20, 128 << 20, 4096, 4096, 4096, DataType::BF16, DataType::BF16));
+    sc_core::wait(20, sc_core::SC_US);
+    b.agent->write32(SOHU_CTRL, 0);
+    EXPECT_EQ(b.agent->read32(SOHU_STATUS) & SOHU_STATUS_RDY_MASK, 0u);
+    sc_core::wait(2, sc_core::SC_MS);  // the GEMM's tiles drain; nothing may be posted
+    HostAgent fresh(*b.sys);
+    fresh.enable();
+    fresh.create_io_queue(1, 16, 1);
+    after = fresh.run(1, make_nop());
+  });
+  EXPECT_EQ(status_of(after), Status::Success);
+  EXPECT_EQ(b.count("dev0.cp.commands_completed"), 2 + 2 + 1);  // CQ+SQ, CQ+SQ again, NOP: never the GEMM
+  EXPECT_GE(b.count("dev0.resets"), 1);
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, BadCommandsGetSpecificStatusesAndErrorLogEntries) {
+  DeviceBench b;
+  run(b, [&] {
+    b.bring_up();
+    HostAgent& a = *b.agent;
+    a.create_io_queue(2, 16, 2);
+    Sqe bad = make_admin(0x7F);  // undefined I/O opcode
+    const std::uint16_t cid = a.submit(1, bad);
+    EXPECT_EQ(status_of(a.wait(1)), Status::InvalidOpcode);
+    EXPECT_EQ(a.read32(SOHU_ERR_CODE), static_cast<std::uint32_t>(Status::InvalidOpcode));
+    EXPECT_EQ(a.read32(SOHU_ERR_INFO), 1u | (static_cast<std::uint32_t>(cid) << 16));
+    a.write32(SOHU_ERR_ACK, 1);
+    EXPECT_EQ(a.read32(SOHU_ERR_CODE), 0u);
+    Sqe reserved = make_nop();
+    reserved.dw[5] = 1;
+    EXPECT_EQ(status_of(a.run(1, reserved)), Status::InvalidField);
+    const std::uint64_t hbm = a.read64(SOHU_HBM_SIZE);
+    EXPECT_EQ(status_of(a.run(1, make_gemm(hbm - 64, 0, 0, 64, 64, 64, DataType::BF16, DataType::BF16))), Status::OutOfRange);
+    EXPECT_EQ(status_of(a.run(1, make_gemm(1, 4096, 8192, 8, 8, 8, DataType::BF16, DataType::BF16))), Status::Misaligned);
+    Sqe dt = make_gemm(0, 4096, 8192, 8, 8, 8, DataType::BF16, DataType::BF16);
+    dt.dw[SOHU_IO_GEMM_IN_DTYPE_DW] |= 7u << SOHU_IO_GEMM_IN_DTYPE_SHIFT;
+    EXPECT_EQ(status_of(a.run(1, dt)), Status::InvalidDtype);
+    EXPECT_EQ(status_of(a.run(1, make_gemm(0, 4096, 8192, 0, 8, 8, DataType::BF16, DataType::BF16))), Status::InvalidDimensions);
+    // A host address the IOMMU has not mapped for the device.
+    EXPECT_EQ(status_of(a.run(1, make_dma_copy(Space::Host, 0x7000'0000'0000ULL, Space::Hbm, 0, 4096))), Status::HostDmaError);
+    // Queue created twice; CQ still in use.
+    Sqe cq = make_admin(SOHU_ADMIN_OP_CREATE_CQ);
+    cq.set_u64(SOHU_ADMIN_CREATE_CQ_BASE_DW, b.host_buffer(nullptr, 4096));
+    cq.dw[SOHU_ADMIN_CREATE_CQ_QID_DW] |= 2u | (15u << SOHU_ADMIN_CREATE_CQ_QSIZE_SHIFT);
+    EXPECT_EQ(status_of(a.admin(cq)), Status::QueueExists);
+    Sqe del = make_admin(SOHU_ADMIN_OP_DELETE_CQ);
+    del.dw[SOHU_ADMIN_DELETE_CQ_QID_DW] |= 2u;
+    EXPECT_EQ(status_of(a.admin(del)), Status::QueueInUse);
+    // A doorbell beyond the queue's size: logged, queue 2 unaffected, and queue 1 goes on.
+    const double errors = b.count("dev0.errors");
+    a.write32(SOHU_SQ_TAIL_DB(2), 999);
+    a.write32(SOHU_SQ_TAIL_DB(9), 1);  // a queue that does not exist
+    a.read32(SOHU_STATUS);             // posted writes: a read flushes them to the device
+    EXPECT_EQ(b.count("dev0.errors"), errors + 2);
+    EXPECT_EQ(status_of(a.run(2, make_nop())), Status::Success);
+    EXPECT_EQ(status_of(a.run(1, make_nop())), Status::Success);
+    // Disabled device: a doorbell is logged as DEVICE_DISABLED, nothing runs.
+    a.write32(SOHU_CTRL, 0);
+    while ((a.read32(SOHU_ERR_CODE)) != 0) a.write32(SOHU_ERR_ACK, 1);
+    a.write32(SOHU_SQ_TAIL_DB(1), 1);
+    EXPECT_EQ(a.read32(SOHU_ERR_CODE), static_cast<std::uint32_t>(Status::DeviceDisabled));
+  });
+  EXPECT_GE(b.count("dev0.cp.doorbell_errors"), 3);
+  EXPECT_GE(b.count("host0.irq.vector0.count"), 1);  // error interrupts on ERR_VECTOR 0
+}
+
+// ---- functional mode: real bytes, compared with a CPU reference --------------------
+
+std::vector<float> random_values(std::size_t n, unsigned seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+std::vector<std::uint8_t> encoded(DataType t, const std::vector<float>& v) {
+  std::vector<std::uint8_t> out(v.size() * bytes_of(t));
+  encode(t, v.data(), out.data(), v.size());
+  return out;
+}
+
+std::vector<float> decoded(DataType t, const std::vector<std::uint8_t>& raw) {
+  std::vector<float> out(raw.size() / bytes_of(t));
+  decode(t, raw.data(), out.data(), out.size());
+  return out;
+}
+
+/// Rounds every element as the device stores its inputs.
+std::vector<float> rounded(DataType t, std::vector<float> v) {
+  for (float& x : v) x = round_to(t, x);
+  return v;
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, FunctionalGemmAttentionAndNormMatchTheCpuReference) {
+  DeviceBench b({"sim.data_mode=functional"});
+  const DataType bf = DataType::BF16;
+  const std::uint32_t M = 48, K = 96, N = 80;
+  const auto A = rounded(bf, random_values(M * K, 1)), B = rounded(bf, random_values(K * N, 2));
+  std::vector<float> C_dev, C_ref(M * N);
+  // Attention: 2 query heads per KV head, decode-like (q_len 3 of kv_len 17, causal).
+  const std::uint32_t batch = 1, ql = 3, kvl = 17, qh = 4, kvh = 2, hd = 16;
+  const auto Q = rounded(bf, random_values(batch * ql * qh * hd, 3)), Kc = rounded(bf, random_values(batch * kvl * kvh * hd, 4)),
+             Vc = rounded(bf, random_values(batch * kvl * kvh * hd, 5));
+  std::vector<float> O_dev, O_ref(Q.size());
+  const auto X = rounded(bf, random_values(5 * 64, 6, 3.0f)), G = rounded(bf, random_values(64, 7));
+  std::vector<float> R_dev, R_ref(X.size());
+  run(b, [&] {
+    b.bring_up();
+    const std::uint64_t a = 0, bb = 1 << 20, c = 2 << 20;
+    ASSERT_EQ(status_of(b.upload(a, encoded(bf, A).data(), A.size() * 2)), Status::Success);
+    ASSERT_EQ(status_of(b.upload(bb, encoded(bf, B).data(), B.size() * 2)), Status::Success);
+    ASSERT_EQ(status_of(b.agent->run(1, make_gemm(a, bb, c, M, K, N, bf, bf, Activation::Gelu))), Status::Success);
+    C_dev = decoded(bf, b.download(c, M * N * 2));
+    const std::uint64_t q = 4 << 20, k = 5 << 20, v = 6 << 20, o = 7 << 20;
+    b.upload(q, encoded(bf, Q).data(), Q.size() * 2);
+    b.upload(k, encoded(bf, Kc).data(), Kc.size() * 2);
+    b.upload(v, encoded(bf, Vc).data(), Vc.size() * 2);
+    ASSERT_EQ(status_of(b.agent->run(1, make_attention(q, k, v, o, batch, ql, kvl, qh, kvh, hd, bf, true))), Status::Success);
+    O_dev = decoded(bf, b.download(o, Q.size() * 2));
+    const std::uint64_t x = 8 << 20, g = 9 << 20, r = 10 << 20;
+    b.upload(x, encoded(bf, X).data(), X.size() * 2);
+    b.upload(g, encoded(bf, G).data(), G.size() * 2);
+    ASSERT_EQ(status_of(b.agent->run(1, make_vector(VectorOp::RmsNorm, x, g, r, 5, 64, bf, bf, 1e-5f))), Status::Success);
+    R_dev = decoded(bf, b.download(r, X.size() * 2));
+  });
+  // CPU reference: FP32 math on the same rounded inputs, then BF16 rounding of the output.
+  GemmArgs ga;
+  ga.m = M;
+  ga.k = K;
+  ga.n = N;
+  ga.act = Activation::Gelu;
+  gemm(ga, A.data(), B.data(), nullptr, nullptr, C_ref.data());
+  ASSERT_EQ(C_dev.size(), C_ref.size());
+  for (std::size_t i = 0; i < C_ref.size(); ++i) ASSERT_EQ(C_dev[i], round_to(bf, C_ref[i])) << "C[" << i << "]";
+  AttentionArgs aa;
+  aa.batch = batch;
+  aa.q_len = ql;
+  aa.kv_len = kvl;
+  aa.q_heads = qh;
+  aa.kv_heads = kvh;
+  aa.head_dim = hd;
+  aa.causal = true;
+  attention(aa, Q.data(), Kc.data(), Vc.data(), O_ref.data());
+  for (std::size_t i = 0; i < O_ref.size(); ++i) ASSERT_EQ(O_dev[i], round_to(bf, O_ref[i])) << "O[" << i << "]";
+  // RMSNorm by hand in double, compared with a BF16 tolerance (an independent reference).
+  for (std::size_t row = 0; row < 5; ++row) {
+    double ss = 0;
+    for (std::size_t j = 0; j < 64; ++j) {
+      const double x = X[row * 64 + j];
+      ss += x * x;
+    }
+    const double inv = 1.0 / std::sqrt(ss / 64 + 1e-5);
+    for (std::size_t j = 0; j < 64; ++j) {
+      const double ref = static_cast<double>(X[row * 64 + j]) * inv * static_cast<double>(G[j]);
+      ASSERT_NEAR(static_cast<double>(R_dev[row * 64 + j]), ref, 1e-2 * std::max(1.0, std::fabs(ref))) << "row " << row << " col " << j;
+    }
+  }
+  EXPECT_EQ(b.count("dev0.exec.functional_ops"), 3);
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, MmuContextTranslatesAndFaults) {
+  DeviceBench b;
+  Cqe ok{}, fault{};
+  run(b, [&] {
+    b.bring_up();
+    // Context 3: virtual pages 0 and 1 -> physical 2 MiB pages 10 and 11, page 1 read-only.
+    const std::uint64_t table[2] = {(10ULL << 21) | 3, (11ULL << 21) | 1};
+    const std::uint64_t t = b.host_buffer(table, sizeof table);
+    Sqe sc = make_admin(SOHU_ADMIN_OP_SET_CONTEXT);
+    sc.set_u64(SOHU_ADMIN_SET_CONTEXT_TABLE_DW, t);
+    sc.dw[SOHU_ADMIN_SET_CONTEXT_CONTEXT_DW] |= 3;
+    sc.dw[SOHU_ADMIN_SET_CONTEXT_VALID_DW] |= 1;
+    sc.dw[SOHU_ADMIN_SET_CONTEXT_ENTRIES_DW] = 2;
+    ASSERT_EQ(status_of(b.agent->admin(sc)), Status::Success);
+    Sqe g = make_gemm(0, 64 << 10, 128 << 10, 64, 64, 64, DataType::BF16, DataType::BF16);
+    g.dw[SOHU_SQE_CONTEXT_DW] |= 3;
+    ok = b.agent->run(1, g);
+    Sqe w = make_gemm(0, 64 << 10, (2ULL << 20) + 4096, 64, 64, 64, DataType::BF16, DataType::BF16);  // C in the read-only page
+    w.dw[SOHU_SQE_CONTEXT_DW] |= 3;
+    fault = b.agent->run(1, w);
+  });
+  EXPECT_EQ(status_of(ok), Status::Success);
+  EXPECT_EQ(status_of(fault), Status::MmuFault);
+  EXPECT_GE(b.count("dev0.mmu.tlb_misses"), 1);
+  EXPECT_NE(b.dev().error_log().oldest(), nullptr);
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, SemaphoresOrderTwoQueues) {
+  DeviceBench b;
+  double waiter_done = 0, signal_done = 0;
+  run(b, [&] {
+    b.bring_up();
+    b.agent->create_io_queue(2, 16, 2);
+    Sqe w = make_admin(SOHU_IO_OP_SEM_WAIT);
+    w.dw[SOHU_IO_SEM_WAIT_SEM_DW] |= 5;
+    w.dw[SOHU_IO_SEM_WAIT_VALUE_DW] = 1;
+    b.agent->submit(2, w);
+    sc_core::wait(30, sc_core::SC_US);
+    Sqe s = make_admin(SOHU_IO_OP_SEM_SIGNAL);
+    s.dw[SOHU_IO_SEM_SIGNAL_SEM_DW] |= 5 | (0xFFu << SOHU_IO_SEM_SIGNAL_DEVICE_SHIFT);
+    s.dw[SOHU_IO_SEM_SIGNAL_VALUE_DW] = 1;
+    EXPECT_EQ(status_of(b.agent->run(1, s)), Status::Success);
+    signal_done = sc_core::sc_time_stamp().to_seconds();
+    EXPECT_EQ(status_of(b.agent->wait(2)), Status::Success);
+    waiter_done = sc_core::sc_time_stamp().to_seconds();
+    // A wait that times out.
+    Sqe t = make_admin(SOHU_IO_OP_SEM_WAIT);
+    t.dw[SOHU_IO_SEM_WAIT_SEM_DW] |= 6;
+    t.dw[SOHU_IO_SEM_WAIT_VALUE_DW] = 1;
+    t.dw[SOHU_IO_SEM_WAIT_TIMEOUT_US_DW] = 10;
+    EXPECT_EQ(status_of(b.agent->run(2, t)), Status::SemTimeout);
+  });
+  EXPECT_GE(waiter_done, signal_done - 1e-6);
+  EXPECT_GT(signal_done, 30e-6);
+}
+
+}  // namespace
+}  // namespace sohusim::models::test
