@@ -86,7 +86,8 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
   sim::ensure_time_resolution();
   counters::Registry registry;
   std::unique_ptr<counters::TraceRecorder> trace = open_trace(cfg.get_string("trace.file"), cfg.get_string("trace.format"));
-  sim::Instrumentation inst{&registry, trace.get(), 0};
+  const counters::TrackId proc = trace->enabled() ? trace->process_track("host0") : 0;
+  sim::Instrumentation inst{&registry, trace.get(), proc};
   std::unique_ptr<models::HostSystem> sys;
   try {
     sys = std::make_unique<models::HostSystem>(cfg, inst);
