@@ -53,8 +53,9 @@ SramBanks::Timing SramBanks::access(std::uint64_t cycle, std::uint64_t addr, std
   const std::uint64_t extra = lines % banks;
   const std::uint64_t first_bank = first % banks;
   const std::uint32_t ports = params_.ports;
-  for (std::uint64_t step = 0; step < std::min<std::uint64_t>(lines, banks); ++step) {
-    const std::uint64_t bank = (first_bank + step) % banks;
+  const std::uint64_t touched = std::min<std::uint64_t>(lines, banks);
+  std::uint64_t bank = first_bank;  // advanced with a compare, not a division: this loop is hot
+  for (std::uint64_t step = 0; step < touched; ++step, bank = bank + 1 == banks ? 0 : bank + 1) {
     const std::uint64_t count = base_count + (step < extra ? 1 : 0);
     std::uint64_t* free = &port_free_[bank * ports];
     if (ports == 1) {
