@@ -20,7 +20,8 @@ DmaEngine::DmaEngine(const DmaParams& params, std::array<MemoryPort*, kNumSpaces
       channels_(static_cast<int>(params.channels)),
       copies_(scope.counter("copies", "count", "DMA copies executed")),
       bytes_(scope.counter("bytes", "B", "bytes copied by DMA")),
-      errors_(scope.counter("errors", "count", "DMA copies that failed (address or transport error)")) {
+      errors_(scope.counter("errors", "count", "DMA copies that failed (address or transport error)")),
+      host_bytes_(scope.counter("host_bytes", "B", "bytes copied to or from host memory (over PCIe)")) {
   params_.validate();
 }
 
@@ -84,6 +85,7 @@ DmaResult DmaEngine::copy(Space src_space, std::uint64_t src, Space dst_space, s
   if (result.ok()) {
     bytes_.inc(bytes);
     path_counter(src_space, dst_space).inc(bytes);
+    if (src_space == Space::Host || dst_space == Space::Host) host_bytes_.inc(bytes);
   } else {
     errors_.inc();
   }

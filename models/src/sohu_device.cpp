@@ -505,12 +505,12 @@ EnergyReport SohuDevice::energy(double seconds) const {
   for (unsigned t = 0; t < kNumDataTypes; ++t) {
     a.macs[t] = sum(prefix_ + ".me*.flops." + to_string(static_cast<DataType>(t))) / 2;
   }
-  a.sram_bytes = sum(prefix_ + ".sram.bytes_read") + sum(prefix_ + ".sram.bytes_written") + sum(prefix_ + ".me*.sram_bytes_read");
-  a.hbm_activates = sum(prefix_ + ".hbm.acts");
-  a.hbm_bytes_read = sum(prefix_ + ".hbm.port.bytes_read");
-  a.hbm_bytes_written = sum(prefix_ + ".hbm.port.bytes_written");
-  a.pcie_bytes = sum(prefix_ + ".dma.host_to_*.bytes") + sum(prefix_ + ".dma.*_to_host.bytes");
-  a.c2c_bytes = sum(prefix_ + ".c2c.*.bytes");
+  a.sram_bytes = sum(prefix_ + ".sram.bytes_read") + sum(prefix_ + ".sram.bytes_written");
+  a.hbm_activates = sum(prefix_ + ".hbm.act");
+  a.hbm_bytes_read = sum(prefix_ + ".hbm.bytes_read");
+  a.hbm_bytes_written = sum(prefix_ + ".hbm.bytes_written");
+  a.pcie_bytes = sum(prefix_ + ".dma.host_bytes");  // bulk data; queue entries are negligible
+  a.c2c_bytes = sum(prefix_ + ".c2c.*.tx.bytes");
   a.vector_ops = 0;
   for (unsigned t = 0; t < kNumDataTypes; ++t) a.vector_ops += sum(prefix_ + ".ve*.flops." + to_string(static_cast<DataType>(t)));
   return models::energy(p_.energy, a, seconds);

@@ -423,3 +423,134 @@ SOHUSIM_SYSTEMC_TEST(Device, SemaphoresOrderTwoQueues) {
 
 }  // namespace
 }  // namespace sohusim::models::test
+
+namespace sohusim::models::test {
+namespace {
+
+// Two hosts, each with one device, the devices joined by one chip-to-chip link.
+struct PairBench {
+  counters::Registry registry;
+  sim::Instrumentation inst;
+  std::unique_ptr<HostSystem> a, b;
+  std::unique_ptr<HostAgent> ha, hb;
+  std::unique_ptr<C2cChannel> ab, ba;
+  PairBench() {
+    inst.registry = &registry;
+    const sim::Config cfg = device_config({"sim.data_mode=functional", "device.c2c.bandwidth=50 GB/s", "device.c2c.latency=1us"});
+    a = std::make_unique<HostSystem>(cfg, inst, "host0", "dev0", 0);
+    b = std::make_unique<HostSystem>(cfg, inst, "host1", "dev1", 1);
+    const C2cParams p = a->device().params().c2c;
+    ab = std::make_unique<C2cChannel>(p, counters::Scope(registry, "dev0.c2c.p0.tx"));
+    ba = std::make_unique<C2cChannel>(p, counters::Scope(registry, "dev1.c2c.p0.tx"));
+    a->device().connect(1, b->device(), *ab, *ba);
+    b->device().connect(0, a->device(), *ba, *ab);
+    ha = std::make_unique<HostAgent>(*a);
+    hb = std::make_unique<HostAgent>(*b);
+  }
+};
+
+Sqe make_collective(unsigned op, std::uint64_t addr, std::uint64_t len, unsigned peer, DataType t, std::uint32_t tag) {
+  Sqe s = make_admin(SOHU_IO_OP_COLLECTIVE);
+  s.set_u64(SOHU_IO_COLLECTIVE_ADDR_DW, addr);
+  s.set_u64(SOHU_IO_COLLECTIVE_LENGTH_DW, len);
+  s.dw[SOHU_IO_COLLECTIVE_OP_DW] |= (op << SOHU_IO_COLLECTIVE_OP_SHIFT) | (peer << SOHU_IO_COLLECTIVE_PEER_SHIFT) |
+                                    (static_cast<unsigned>(t) << SOHU_IO_COLLECTIVE_DTYPE_SHIFT);
+  s.dw[SOHU_IO_COLLECTIVE_TAG_DW] = tag;
+  return s;
+}
+
+SOHUSIM_SYSTEMC_TEST(ChipToChip, SendReduceAndRemoteSemaphore) {
+  PairBench p;
+  const std::uint32_t n = 4096;  // FP32 elements
+  std::vector<float> x(n), y(n), got(n), sent(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(i);
+    y[i] = 0.5f * static_cast<float>(i);
+  }
+  double send_s = 0, reduce_done = 0;
+  Status unreachable = Status::Success;
+  bool a_done = false, b_done = false;
+  sc_core::sc_spawn([&] {
+    p.ha->probe();
+    p.ha->enable();
+    p.ha->create_io_queue(1, 16, 1);
+    const std::uint64_t h = p.a->alloc_dma(n * 4);
+    p.a->cpu().mem_write(h, x.data(), n * 4);
+    p.ha->run(1, make_dma_copy(Space::Host, h, Space::Hbm, 0, n * 4));
+    const double t0 = sc_core::sc_time_stamp().to_seconds();
+    EXPECT_EQ(status_of(p.ha->run(1, make_collective(0, 0, n * 4, 1, DataType::FP32, 7))), Status::Success);  // SEND
+    send_s = sc_core::sc_time_stamp().to_seconds() - t0;
+    // Signal semaphore 3 on device 1.
+    Sqe s = make_admin(SOHU_IO_OP_SEM_SIGNAL);
+    s.dw[SOHU_IO_SEM_SIGNAL_SEM_DW] |= 3u | (1u << SOHU_IO_SEM_SIGNAL_DEVICE_SHIFT);
+    s.dw[SOHU_IO_SEM_SIGNAL_VALUE_DW] = 1;
+    EXPECT_EQ(status_of(p.ha->run(1, s)), Status::Success);
+    // No port to device 5.
+    unreachable = status_of(p.ha->run(1, make_collective(0, 0, 64, 5, DataType::FP32, 1)));
+    a_done = true;
+  });
+  sc_core::sc_spawn([&] {
+    p.hb->probe();
+    p.hb->enable();
+    p.hb->create_io_queue(1, 16, 1);
+    const std::uint64_t h = p.b->alloc_dma(n * 4);
+    p.b->cpu().mem_write(h, y.data(), n * 4);
+    p.hb->run(1, make_dma_copy(Space::Host, h, Space::Hbm, 1 << 20, n * 4));
+    // REDUCE_STEP: receive device 0's buffer and add it into ours.
+    EXPECT_EQ(status_of(p.hb->run(1, make_collective(2, 1 << 20, n * 4, 0, DataType::FP32, 7))), Status::Success);
+    Sqe w = make_admin(SOHU_IO_OP_SEM_WAIT);
+    w.dw[SOHU_IO_SEM_WAIT_SEM_DW] |= 3;
+    w.dw[SOHU_IO_SEM_WAIT_VALUE_DW] = 1;
+    EXPECT_EQ(status_of(p.hb->run(1, w)), Status::Success);
+    reduce_done = sc_core::sc_time_stamp().to_seconds();
+    p.hb->run(1, make_dma_copy(Space::Hbm, 1 << 20, Space::Host, h, n * 4));
+    p.b->cpu().mem_read(h, got.data(), n * 4);
+    b_done = true;
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_SEC));
+  ASSERT_TRUE(a_done && b_done);
+  for (std::uint32_t i = 0; i < n; ++i) ASSERT_EQ(got[i], x[i] + y[i]) << i;
+  EXPECT_EQ(unreachable, Status::PeerUnreachable);
+  // 16 KiB over 50 GB/s with 16 B per 256 B packet, plus the 1 us latency: at least 1.35 us.
+  EXPECT_GE(send_s, 1e-6 + 16384.0 * (1 + 16.0 / 256) / 50e9);
+  EXPECT_EQ(p.registry.value("dev0.c2c.p0.tx.bytes"), n * 4 + 16);  // the data and the semaphore message
+  EXPECT_GT(reduce_done, 0);
+}
+
+}  // namespace
+}  // namespace sohusim::models::test
+
+namespace sohusim::models::test {
+namespace {
+
+SOHUSIM_SYSTEMC_TEST(Device, EveryPmuEventNamesCountersTheDeviceHas) {
+  DeviceBench b;
+  for (const PmuEventDesc& e : pmu_event_table()) {
+    std::string glob = e.counter_glob;
+    ASSERT_EQ(glob.rfind("dev.", 0), 0u) << e.name;
+    glob = "dev0" + glob.substr(3);
+    if (std::string(e.name) == "C2C_TX_BYTES") continue;  // channels exist once a peer is connected
+    EXPECT_FALSE(b.registry.glob(glob).empty()) << e.name << ": " << glob << " matches no counter";
+  }
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, EnergyReportFollowsTheWork) {
+  DeviceBench b;
+  double t = 0;
+  run(b, [&] {
+    b.bring_up();
+    const double t0 = sc_core::sc_time_stamp().to_seconds();
+    b.agent->run(1, make_gemm(0, 8 << 20, 16 << 20, 1024, 1024, 1024, DataType::BF16, DataType::BF16));
+    t = sc_core::sc_time_stamp().to_seconds() - t0;
+  });
+  const EnergyReport e = b.dev().energy(t);
+  const EnergyParams& p = b.dev().params().energy;
+  // At least the MACs' dynamic energy (1024^3 BF16 MACs) and every unit's static power.
+  const double macs = 1024.0 * 1024 * 1024;
+  EXPECT_GE(e.total_j, macs * p.pj_per_mac[static_cast<unsigned>(DataType::BF16)] * 1e-12);
+  EXPECT_GT(e.average_w, 0);
+  EXPECT_NEAR(e.average_w, e.total_j / t, 1e-9 * e.average_w);
+}
+
+}  // namespace
+}  // namespace sohusim::models::test

@@ -147,6 +147,7 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
   for (const counters::Stat* s : registry.glob("dev0.me*.macs_issued")) issued += s->value();
   const double hbm_bytes = registry.value("dev0.hbm.port.bytes_read") + registry.value("dev0.hbm.port.bytes_written");
   const double total_cycles = seconds * p.clock_hz;
+  const models::EnergyReport energy = sys->device().energy(seconds);
   const double tflops = seconds > 0 ? flops / seconds / 1e12 : 0;
   const double utilization = seconds > 0 ? flops / seconds / peak : 0;
   if (o.out.json) {
@@ -175,6 +176,8 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
     double tiles = 0;
     for (const counters::Stat* s : registry.glob("dev0.me*.tiles")) tiles += s->value();
     j["tiles"] = tiles;
+    j["energy_joules"] = energy.total_j;
+    j["average_watts"] = energy.average_w;
     j["wall_seconds"] = run.wall_seconds;
     std::cout << j.dump() << "\n";
   } else {
@@ -188,6 +191,7 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
               << " convention); busiest engine active " << static_cast<std::uint64_t>(busiest) << "\n"
               << "  throughput     " << tflops << " TFLOPS of " << peak / 1e12 << " peak (" << utilization * 100 << " %)\n"
               << "  HBM            " << hbm_bytes / 1e6 << " MB, " << (seconds > 0 ? hbm_bytes / seconds / 1e9 : 0) << " GB/s\n"
+              << "  energy         " << energy.total_j * 1e3 << " mJ, " << energy.average_w << " W average (docs/device.md: model)\n"
               << "  wall time      " << run.wall_seconds << " s\n";
   }
   return kOk;

@@ -11,7 +11,7 @@
 // per-copy descriptor set-up time. Bytes move only when one side holds data (functional
 // mode, or host memory, which always does); otherwise the chunks are timing-only.
 //
-// Stats (under <prefix>.dma): copies, bytes, errors, and per path `<src>_to_<dst>.bytes`
+// Stats (under <prefix>.dma): copies, bytes, errors, host_bytes (to or from host memory), and per path `<src>_to_<dst>.bytes`
 // (e.g. `dev0.dma.host_to_hbm.bytes`), registered when the path is first used.
 #include <array>
 #include <cstdint>
@@ -59,6 +59,7 @@ class DmaEngine {
   counters::Counter& copies_;
   counters::Counter& bytes_;
   counters::Counter& errors_;
+  counters::Counter& host_bytes_;
   std::map<unsigned, counters::Counter*> paths_;
 };
 

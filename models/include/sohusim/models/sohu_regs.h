@@ -1088,18 +1088,18 @@
 #define SOHU_PMU_EVT_HBM_READ_BYTES 5u
 /* HBM_WRITE_BYTES: Bytes written to HBM. (statistics dev.hbm*.bytes_written) */
 #define SOHU_PMU_EVT_HBM_WRITE_BYTES 6u
-/* DMA_HOST_BYTES: Bytes moved to or from host memory by DMA. (statistics dev.dma*.host_bytes) */
+/* DMA_HOST_BYTES: Bytes moved to or from host memory by DMA. (statistics dev.dma.host_bytes) */
 #define SOHU_PMU_EVT_DMA_HOST_BYTES 7u
 /*
  * SRAM_CONFLICTS: SRAM line accesses delayed by a bank conflict. (statistics
  * dev.sram*.bank_conflicts)
  */
 #define SOHU_PMU_EVT_SRAM_CONFLICTS 8u
-/* C2C_TX_BYTES: Bytes sent over chip-to-chip ports. (statistics dev.c2c*.tx_bytes) */
+/* C2C_TX_BYTES: Bytes sent over chip-to-chip ports. (statistics dev.c2c.*.tx.bytes) */
 #define SOHU_PMU_EVT_C2C_TX_BYTES 9u
 /* MMU_TLB_MISSES: Device-MMU TLB misses. (statistics dev.mmu*.tlb_misses) */
 #define SOHU_PMU_EVT_MMU_TLB_MISSES 10u
-/* IRQ_SENT: MSI-X interrupts sent. (statistics dev.cp.interrupts_sent) */
+/* IRQ_SENT: MSI-X interrupts sent. (statistics dev.cp.interrupts) */
 #define SOHU_PMU_EVT_IRQ_SENT 11u
 /*
  * ME_STALL_HBM_CYCLES: Matrix-engine cycles stalled waiting for HBM. (statistics
