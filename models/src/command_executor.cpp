@@ -39,12 +39,23 @@ CommandExecutor::CommandExecutor(ExecutorWiring wiring, unsigned device_index, c
       index_(device_index),
       commands_(scope.counter("exec.commands", "count", "I/O commands executed (any status)")),
       functional_ops_(scope.counter("exec.functional_ops", "count", "commands whose data was computed (functional mode)")) {
-  for (unsigned e = 0; e < w_.params->matrix.engines; ++e) {
-    me_.push_back(std::make_unique<EngineCounters>(scope.sub("me" + std::to_string(e))));
-  }
-  for (unsigned e = 0; e < w_.params->vector.engines; ++e) {
-    ve_.push_back(std::make_unique<EngineCounters>(scope.sub("ve" + std::to_string(e))));
-  }
+  const std::uint64_t period = w_.params->period_ps();
+  const auto add_engine = [&](std::vector<std::unique_ptr<EngineCounters>>& list, const std::string& name) {
+    const counters::Scope s = scope.sub(name);
+    list.push_back(std::make_unique<EngineCounters>(s));
+    EngineCounters* c = list.back().get();
+    // The rest of elapsed time: the buckets add up to elapsed cycles (DESIGN.md section 6).
+    s.registry().formula(s.join("idle_cycles"), "cycles", "cycles with no work (elapsed minus active and stalls)",
+                         [c, period] {
+                           const double elapsed = static_cast<double>(sc_core::sc_time_stamp().value() / period);
+                           const double busy = c->active_cycles.value() + c->stall_hbm_cycles.value() +
+                                               c->stall_sram_cycles.value() + c->stall_store_cycles.value() +
+                                               c->stall_dependency_cycles.value();
+                           return std::max(0.0, elapsed - busy);
+                         });
+  };
+  for (unsigned e = 0; e < w_.params->matrix.engines; ++e) add_engine(me_, "me" + std::to_string(e));
+  for (unsigned e = 0; e < w_.params->vector.engines; ++e) add_engine(ve_, "ve" + std::to_string(e));
 }
 
 void CommandExecutor::wait_ps(std::uint64_t ps) {
@@ -98,6 +109,16 @@ Outcome CommandExecutor::check_device_range(unsigned ctx, Space space, std::uint
 
 Outcome CommandExecutor::execute(const Sqe& sqe, std::uint16_t qid) {
   commands_.inc();
+  // A model limit hit by a legal-looking command (a plan too large to tile, a kernel's own
+  // argument check) fails that command, never the simulation.
+  try {
+    return dispatch(sqe, qid);
+  } catch (const std::exception& e) {
+    return Outcome::fail(Status::InternalError, std::string("command ") + hex(sqe.opcode()) + ": " + e.what());
+  }
+}
+
+Outcome CommandExecutor::dispatch(const Sqe& sqe, std::uint16_t qid) {
   switch (sqe.opcode()) {
     case SOHU_IO_OP_NOP: return decode_no_operands(sqe, false);
     case SOHU_IO_OP_FENCE: return decode_no_operands(sqe, false);  // queues run in order: nothing earlier is pending

@@ -261,11 +261,15 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
       if (hooks_.command_event) hooks_.command_event(sqe, static_cast<std::uint16_t>(qid), true, 0);
       Outcome o;
       if (trace_ != nullptr) trace_->begin(track_, sim::to_ns(sc_core::sc_time_stamp()), qid == 0 ? "admin" : "command", {}, {}, sqe.correlation());
-      if (qid == 0) {
-        o = admin(sqe);
-        admin_commands_.inc();
-      } else {
-        o = hooks_.execute_io(sqe, static_cast<std::uint16_t>(qid));
+      try {
+        if (qid == 0) {
+          o = admin(sqe);
+          admin_commands_.inc();
+        } else {
+          o = hooks_.execute_io(sqe, static_cast<std::uint16_t>(qid));
+        }
+      } catch (const std::exception& ex) {  // a model limit fails the command, not the simulation
+        o = Outcome::fail(Status::InternalError, std::string("command ") + hex(sqe.opcode()) + ": " + ex.what());
       }
       if (trace_ != nullptr) trace_->end(track_, sim::to_ns(sc_core::sc_time_stamp()));
       --sq->in_flight;

@@ -454,6 +454,10 @@ Outcome SohuDevice::admin_device(const Sqe& sqe) {
         mmu_.remove_context(c.context);
         return o;
       }
+      if (c.entries > p_.mmu.max_table_entries) {
+        return Outcome::fail(Status::InvalidField, "SET_CONTEXT: " + std::to_string(c.entries) + " entries (at most " +
+                                                       std::to_string(p_.mmu.max_table_entries) + ")");
+      }
       // The device reads the table once into its on-chip table memory.
       std::vector<std::uint64_t> entries(c.entries);
       if (host_port_->access(false, c.table, reinterpret_cast<std::uint8_t*>(entries.data()), entries.size() * 8,

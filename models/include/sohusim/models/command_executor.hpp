@@ -102,6 +102,7 @@ class CommandExecutor {
   };
   Outcome check_device_range(unsigned ctx, Space space, std::uint64_t addr, std::uint64_t bytes, bool write,
                              unsigned align, const char* what, Operand& out);
+  Outcome dispatch(const Sqe& sqe, std::uint16_t qid);
   Outcome exec_dma(const Sqe&);
   Outcome exec_gemm(const Sqe&);
   Outcome exec_attention(const Sqe&);
