@@ -53,6 +53,19 @@ SramBanks::Timing SramBanks::access(std::uint64_t cycle, std::uint64_t addr, std
   const std::uint64_t extra = lines % banks;
   const std::uint64_t first_bank = first % banks;
   const std::uint32_t ports = params_.ports;
+  if (ports == 1 && latest_free_ <= cycle && lines >= banks) {
+    // Fast path, same result: every port is idle by `cycle` and the request touches every
+    // bank, so bank b's lines simply follow each other from `cycle` (no conflicts).
+    std::uint64_t* free = port_free_.data();
+    std::fill(free, free + banks, cycle + base_count);
+    for (std::uint64_t step = 0; step < extra; ++step) {
+      const std::uint64_t bank = first_bank + step < banks ? first_bank + step : first_bank + step - banks;
+      free[bank] = cycle + base_count + 1;
+    }
+    latest_free_ = cycle + base_count + (extra > 0 ? 1 : 0);
+    t.done_cycle = latest_free_ + params_.latency_cycles;
+    return t;
+  }
   const std::uint64_t touched = std::min<std::uint64_t>(lines, banks);
   std::uint64_t bank = first_bank;  // advanced with a compare, not a division: this loop is hot
   for (std::uint64_t step = 0; step < touched; ++step, bank = bank + 1 == banks ? 0 : bank + 1) {
@@ -84,6 +97,7 @@ SramBanks::Timing SramBanks::access(std::uint64_t cycle, std::uint64_t addr, std
       t.done_cycle = std::max(t.done_cycle, start + 1);
     }
   }
+  latest_free_ = std::max(latest_free_, t.done_cycle);
   t.done_cycle += params_.latency_cycles;
   return t;
 }

@@ -188,7 +188,14 @@ Outcome CommandExecutor::exec_dma(const Sqe& sqe) {
     }
     return {};
   }
+  const sc_core::sc_time t0 = sc_core::sc_time_stamp();
   const DmaResult r = w_.dma->copy(c.src_space, src.phys, c.dst_space, dst.phys, c.length, sqe.correlation());
+  if (w_.trace != nullptr) {
+    const counters::TimeNs start = sim::to_ns(t0);
+    w_.trace->complete(w_.dma_track, start, sim::to_ns(sc_core::sc_time_stamp()) - start,
+                       std::string("dma ") + to_string(c.src_space) + "->" + to_string(c.dst_space),
+                       {counters::Arg{"bytes", c.length}}, {}, sqe.correlation());
+  }
   if (!r.ok()) {
     const Status s = r.failed_space == Space::Host ? Status::HostDmaError : Status::OutOfRange;
     return Outcome::fail(s, std::string("DMA_COPY: ") + to_string(r.failed_space) + " access at " + hex(r.failed_address) +

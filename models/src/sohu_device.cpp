@@ -89,6 +89,7 @@ SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, 
     w.trace = inst.trace;
     for (unsigned e = 0; e < p_.matrix.engines; ++e) w.matrix_tracks.push_back(inst.trace->thread_track(proc, "me" + std::to_string(e)));
     for (unsigned e = 0; e < p_.vector.engines; ++e) w.vector_tracks.push_back(inst.trace->thread_track(proc, "ve" + std::to_string(e)));
+    w.dma_track = inst.trace->async_track(proc, "dma");
   }
   w.engine_activity = [this](unsigned engine, std::uint32_t tiles, std::uint64_t correlation) {
     TraceRecord r;

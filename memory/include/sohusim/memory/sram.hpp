@@ -94,6 +94,7 @@ class SramBanks {
  private:
   SramParams params_;
   std::vector<std::uint64_t> port_free_;  // banks x ports: first cycle each port is free
+  std::uint64_t latest_free_ = 0;         // the latest of them (for the idle fast path)
   std::vector<std::uint32_t> scratch_;    // lines of the current request per bank
 };
 

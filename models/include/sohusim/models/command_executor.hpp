@@ -74,6 +74,7 @@ struct ExecutorWiring {
   SemaphoreBank* semaphores = nullptr;
   counters::TraceRecorder* trace = nullptr;
   std::vector<counters::TrackId> matrix_tracks, vector_tracks;
+  counters::TrackId dma_track = 0;  // async track: DMA copies as slices with their correlation id
   /// Called for each engine's activity of a command (trace unit): engine, tiles, first start ps, last end ps.
   std::function<void(unsigned engine, std::uint32_t tiles, std::uint64_t correlation)> engine_activity;
 };
