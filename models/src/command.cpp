@@ -1,5 +1,7 @@
 #include "sohusim/models/command.hpp"
 
+#include "hex.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -13,13 +15,9 @@
 
 namespace sohusim::models {
 
-namespace {
+using detail::hex;
 
-std::string hex(std::uint64_t v) {
-  std::ostringstream o;
-  o << "0x" << std::hex << v;
-  return o.str();
-}
+namespace {
 
 /// Reserved bits: every bit the register map does not define for this opcode must be 0.
 Outcome check_reserved(const Sqe& sqe, CommandQueue queue) {

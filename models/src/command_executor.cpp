@@ -1,6 +1,8 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "sohusim/models/command_executor.hpp"
 
+#include "hex.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <sstream>
@@ -15,13 +17,9 @@
 
 namespace sohusim::models {
 
-namespace {
+using detail::hex;
 
-std::string hex(std::uint64_t v) {
-  std::ostringstream o;
-  o << "0x" << std::hex << v;
-  return o.str();
-}
+namespace {
 
 /// a * b * c with overflow detection (element counts and byte sizes of operands).
 bool mul_ok(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {

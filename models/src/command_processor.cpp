@@ -1,6 +1,8 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "sohusim/models/command_processor.hpp"
 
+#include "hex.hpp"
+
 #include <sstream>
 #include <vector>
 
@@ -9,12 +11,9 @@
 
 namespace sohusim::models {
 
+using detail::hex;
+
 namespace {
-std::string hex(std::uint64_t v) {
-  std::ostringstream o;
-  o << "0x" << std::hex << v;
-  return o.str();
-}
 std::uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 }  // namespace
 

@@ -1,17 +1,16 @@
 #include "sohusim/models/device_mmu.hpp"
 
+#include "hex.hpp"
+
 #include <sstream>
 #include <stdexcept>
 
 namespace sohusim::models {
 
+using detail::hex;
+
 namespace {
 std::uint64_t key(unsigned ctx, std::uint64_t vpn) { return (static_cast<std::uint64_t>(ctx) << 48) ^ vpn; }
-std::string hex(std::uint64_t v) {
-  std::ostringstream o;
-  o << "0x" << std::hex << v;
-  return o.str();
-}
 }  // namespace
 
 void MmuParams::validate() const {

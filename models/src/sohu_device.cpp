@@ -1,6 +1,8 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "sohusim/models/sohu_device.hpp"
 
+#include "hex.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -11,12 +13,9 @@
 
 namespace sohusim::models {
 
+using detail::hex;
+
 namespace {
-std::string hex(std::uint64_t v) {
-  std::ostringstream o;
-  o << "0x" << std::hex << v;
-  return o.str();
-}
 std::uint64_t pow2_at_least(std::uint64_t v) {
   std::uint64_t p = 1;
   while (p < v) p <<= 1;
