@@ -29,8 +29,8 @@ Outcome check_reserved(const Sqe& sqe, CommandQueue queue) {
   for (unsigned i = 0; i < 16; ++i) {
     const std::uint32_t bad = sqe.dw[i] & ~d->defined_mask[i];
     if (bad != 0) {
-      return Outcome::fail(Status::InvalidField, std::string(d->name) + ": reserved bits " + hex(bad) + " set in DW" +
-                                                     std::to_string(i));
+      return Outcome::fail(Status::InvalidField,
+                           std::string(d->name) + ": reserved bits " + hex(bad) + " set in DW" + std::to_string(i));
     }
   }
   return {};
@@ -61,14 +61,18 @@ Outcome nonzero(std::uint64_t v, const char* cmd, const char* field) {
 
 }  // namespace
 
-const char* to_string(Status s) { return status_name(static_cast<std::uint16_t>(s)); }
+const char* to_string(Status s) {
+  return status_name(static_cast<std::uint16_t>(s));
+}
 
 Sqe Sqe::from_bytes(const std::uint8_t* p) {
   Sqe s;
   std::memcpy(s.dw.data(), p, 64);  // little-endian host, as the register map says
   return s;
 }
-void Sqe::to_bytes(std::uint8_t* p) const { std::memcpy(p, dw.data(), 64); }
+void Sqe::to_bytes(std::uint8_t* p) const {
+  std::memcpy(p, dw.data(), 64);
+}
 
 std::uint8_t Sqe::opcode() const {
   const Sqe& sqe = *this;
@@ -86,7 +90,9 @@ std::uint16_t Sqe::context() const {
   const Sqe& sqe = *this;
   return static_cast<std::uint16_t>(F(SOHU_SQE_CONTEXT));
 }
-std::uint64_t Sqe::correlation() const { return u64(SOHU_SQE_CORRELATION_DW); }
+std::uint64_t Sqe::correlation() const {
+  return u64(SOHU_SQE_CORRELATION_DW);
+}
 bool Sqe::fence_before() const {
   const Sqe& sqe = *this;
   return F(SOHU_SQE_FENCE_BEFORE) != 0;
@@ -193,7 +199,8 @@ Outcome decode(const Sqe& sqe, SetContextCmd& c) {
   c.context = static_cast<std::uint16_t>(F(SOHU_ADMIN_SET_CONTEXT_CONTEXT));
   c.valid = F(SOHU_ADMIN_SET_CONTEXT_VALID) != 0;
   c.entries = F(SOHU_ADMIN_SET_CONTEXT_ENTRIES);
-  if (c.valid && c.entries == 0) return Outcome::fail(Status::InvalidField, "SET_CONTEXT: ENTRIES must be > 0 when VALID");
+  if (c.valid && c.entries == 0)
+    return Outcome::fail(Status::InvalidField, "SET_CONTEXT: ENTRIES must be > 0 when VALID");
   if (c.valid && c.table % 8 != 0) {
     return Outcome::fail(Status::Misaligned, "SET_CONTEXT: TABLE " + hex(c.table) + " is not 8-byte aligned", c.table);
   }
@@ -204,7 +211,8 @@ Outcome decode(const Sqe& sqe, IdentifyCmd& c) {
   Outcome o = check_reserved(sqe, CommandQueue::Admin);
   if (!o.ok()) return o;
   c.addr = F64(SOHU_ADMIN_IDENTIFY_ADDR);
-  if (c.addr % 4096 != 0) return Outcome::fail(Status::Misaligned, "IDENTIFY: ADDR " + hex(c.addr) + " is not 4 KiB aligned", c.addr);
+  if (c.addr % 4096 != 0)
+    return Outcome::fail(Status::Misaligned, "IDENTIFY: ADDR " + hex(c.addr) + " is not 4 KiB aligned", c.addr);
   return {};
 }
 
@@ -224,7 +232,8 @@ Outcome decode(const Sqe& sqe, DmaCopyCmd& c) {
   if (!(o = space_field(F(SOHU_IO_DMA_COPY_SRC_SPACE), "DMA_COPY", "SRC_SPACE", c.src_space)).ok()) return o;
   if (!(o = space_field(F(SOHU_IO_DMA_COPY_DST_SPACE), "DMA_COPY", "DST_SPACE", c.dst_space)).ok()) return o;
   if (c.src + c.length < c.src || c.dst + c.length < c.dst) {
-    return Outcome::fail(Status::OutOfRange, "DMA_COPY: LENGTH " + std::to_string(c.length) + " overflows the address", c.src);
+    return Outcome::fail(Status::OutOfRange, "DMA_COPY: LENGTH " + std::to_string(c.length) + " overflows the address",
+                         c.src);
   }
   return {};
 }
@@ -239,7 +248,9 @@ Outcome decode(const Sqe& sqe, GemmCmd& g) {
   g.m = F(SOHU_IO_GEMM_M);
   g.k = F(SOHU_IO_GEMM_K);
   g.n = F(SOHU_IO_GEMM_N);
-  if (!(o = nonzero(g.m, "GEMM", "M")).ok() || !(o = nonzero(g.k, "GEMM", "K")).ok() || !(o = nonzero(g.n, "GEMM", "N")).ok()) return o;
+  if (!(o = nonzero(g.m, "GEMM", "M")).ok() || !(o = nonzero(g.k, "GEMM", "K")).ok() ||
+      !(o = nonzero(g.n, "GEMM", "N")).ok())
+    return o;
   if (!(o = dtype_field(F(SOHU_IO_GEMM_IN_DTYPE), "GEMM", "IN_DTYPE", g.in)).ok()) return o;
   if (!(o = dtype_field(F(SOHU_IO_GEMM_OUT_DTYPE), "GEMM", "OUT_DTYPE", g.out)).ok()) return o;
   g.trans_a = F(SOHU_IO_GEMM_TRANS_A) != 0;
@@ -247,7 +258,8 @@ Outcome decode(const Sqe& sqe, GemmCmd& g) {
   g.act = static_cast<Activation>(F(SOHU_IO_GEMM_ACT));
   g.bias = F(SOHU_IO_GEMM_BIAS) != 0;
   g.residual = F(SOHU_IO_GEMM_RESIDUAL) != 0;
-  if (g.bias && g.residual) return Outcome::fail(Status::InvalidField, "GEMM: BIAS and RESIDUAL both set (D is one or the other)");
+  if (g.bias && g.residual)
+    return Outcome::fail(Status::InvalidField, "GEMM: BIAS and RESIDUAL both set (D is one or the other)");
   const unsigned df = F(SOHU_IO_GEMM_DATAFLOW);
   g.dataflow.reset();
   if (df != 0) g.dataflow = static_cast<Dataflow>(df - 1);
@@ -269,8 +281,12 @@ Outcome decode(const Sqe& sqe, AttentionCmd& a) {
   a.batch = F(SOHU_IO_ATTENTION_BATCH);
   a.causal = F(SOHU_IO_ATTENTION_CAUSAL) != 0;
   if (!(o = dtype_field(F(SOHU_IO_ATTENTION_DTYPE), "ATTENTION", "DTYPE", a.dtype)).ok()) return o;
-  for (auto [v, n] : {std::pair<std::uint32_t, const char*>{a.q_len, "Q_LEN"}, {a.kv_len, "KV_LEN"}, {a.q_heads, "Q_HEADS"},
-                      {a.kv_heads, "KV_HEADS"}, {a.head_dim, "HEAD_DIM"}, {a.batch, "BATCH"}}) {
+  for (auto [v, n] : {std::pair<std::uint32_t, const char*>{a.q_len, "Q_LEN"},
+                      {a.kv_len, "KV_LEN"},
+                      {a.q_heads, "Q_HEADS"},
+                      {a.kv_heads, "KV_HEADS"},
+                      {a.head_dim, "HEAD_DIM"},
+                      {a.batch, "BATCH"}}) {
     if (!(o = nonzero(v, "ATTENTION", n)).ok()) return o;
   }
   if (a.q_heads % a.kv_heads != 0) {
@@ -294,7 +310,8 @@ Outcome decode(const Sqe& sqe, VectorCmd& v) {
   v.cols = F(SOHU_IO_VECTOR_COLS);
   const unsigned op = F(SOHU_IO_VECTOR_VOP);
   if (op >= kNumVectorOps) {
-    return Outcome::fail(Status::InvalidField, "VECTOR: VOP " + std::to_string(op) + " is not a vector operation (0 .. " +
+    return Outcome::fail(Status::InvalidField, "VECTOR: VOP " + std::to_string(op) +
+                                                   " is not a vector operation (0 .. " +
                                                    std::to_string(kNumVectorOps - 1) + ")");
   }
   v.op = static_cast<VectorOp>(op);
@@ -307,7 +324,8 @@ Outcome decode(const Sqe& sqe, VectorCmd& v) {
   if (!(o = nonzero(v.rows, "VECTOR", "ROWS")).ok() || !(o = nonzero(v.cols, "VECTOR", "COLS")).ok()) return o;
   if (!std::isfinite(v.scalar)) return Outcome::fail(Status::InvalidField, "VECTOR: SCALAR is not a finite float");
   if (v.op == VectorOp::Swiglu && v.cols % 2 != 0) {
-    return Outcome::fail(Status::InvalidDimensions, "VECTOR SWIGLU: COLS " + std::to_string(v.cols) + " must be even ([gate | up])");
+    return Outcome::fail(Status::InvalidDimensions,
+                         "VECTOR SWIGLU: COLS " + std::to_string(v.cols) + " must be even ([gate | up])");
   }
   if (v.op == VectorOp::Rope && (v.aux == 0 || v.aux % 2 != 0 || v.cols % v.aux != 0 || !(v.scalar > 0))) {
     return Outcome::fail(Status::InvalidDimensions, "VECTOR ROPE: AUX (head_dim) " + std::to_string(v.aux) +
@@ -333,8 +351,8 @@ Outcome decode(const Sqe& sqe, CollectiveCmd& c) {
   c.tag = F(SOHU_IO_COLLECTIVE_TAG);
   if (!(o = nonzero(c.length, "COLLECTIVE", "LENGTH")).ok()) return o;
   if (c.length % bytes_of(c.dtype) != 0) {
-    return Outcome::fail(Status::Misaligned, "COLLECTIVE: LENGTH " + std::to_string(c.length) + " is not a whole number of " +
-                                                 to_string(c.dtype) + " elements");
+    return Outcome::fail(Status::Misaligned, "COLLECTIVE: LENGTH " + std::to_string(c.length) +
+                                                 " is not a whole number of " + to_string(c.dtype) + " elements");
   }
   return {};
 }

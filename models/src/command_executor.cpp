@@ -10,10 +10,10 @@
 #include "sohusim/models/gemm_plan.hpp"
 #include "sohusim/models/kernels.hpp"
 #include "sohusim/models/numerics.hpp"
+#include "sohusim/models/sohu_regs.h"
 #include "sohusim/models/systolic.hpp"
 #include "sohusim/models/vector_cost.hpp"
 #include "sohusim/sim/sim_time.hpp"
-#include "sohusim/models/sohu_regs.h"
 
 namespace sohusim::models {
 
@@ -28,7 +28,9 @@ bool mul_ok(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
   return true;
 }
 
-std::uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+std::uint64_t now_ps() {
+  return sc_core::sc_time_stamp().value();
+}
 
 }  // namespace
 
@@ -36,21 +38,21 @@ CommandExecutor::CommandExecutor(ExecutorWiring wiring, unsigned device_index, c
     : w_(std::move(wiring)),
       index_(device_index),
       commands_(scope.counter("exec.commands", "count", "I/O commands executed (any status)")),
-      functional_ops_(scope.counter("exec.functional_ops", "count", "commands whose data was computed (functional mode)")) {
+      functional_ops_(
+          scope.counter("exec.functional_ops", "count", "commands whose data was computed (functional mode)")) {
   const std::uint64_t period = w_.params->period_ps();
   const auto add_engine = [&](std::vector<std::unique_ptr<EngineCounters>>& list, const std::string& name) {
     const counters::Scope s = scope.sub(name);
     list.push_back(std::make_unique<EngineCounters>(s));
     EngineCounters* c = list.back().get();
     // The rest of elapsed time: the buckets add up to elapsed cycles (DESIGN.md section 6).
-    s.registry().formula(s.join("idle_cycles"), "cycles", "cycles with no work (elapsed minus active and stalls)",
-                         [c, period] {
-                           const double elapsed = static_cast<double>(sc_core::sc_time_stamp().value() / period);
-                           const double busy = c->active_cycles.value() + c->stall_hbm_cycles.value() +
-                                               c->stall_sram_cycles.value() + c->stall_store_cycles.value() +
-                                               c->stall_dependency_cycles.value();
-                           return std::max(0.0, elapsed - busy);
-                         });
+    s.registry().formula(
+        s.join("idle_cycles"), "cycles", "cycles with no work (elapsed minus active and stalls)", [c, period] {
+          const double elapsed = static_cast<double>(sc_core::sc_time_stamp().value() / period);
+          const double busy = c->active_cycles.value() + c->stall_hbm_cycles.value() + c->stall_sram_cycles.value() +
+                              c->stall_store_cycles.value() + c->stall_dependency_cycles.value();
+          return std::max(0.0, elapsed - busy);
+        });
   };
   for (unsigned e = 0; e < w_.params->matrix.engines; ++e) add_engine(me_, "me" + std::to_string(e));
   for (unsigned e = 0; e < w_.params->vector.engines; ++e) add_engine(ve_, "ve" + std::to_string(e));
@@ -97,8 +99,8 @@ Outcome CommandExecutor::check_device_range(unsigned ctx, Space space, std::uint
   MemoryPort* port = space == Space::Hbm ? w_.hbm : space == Space::Sram ? w_.sram : nullptr;
   if (port != nullptr && (phys > port->size() || bytes > port->size() - phys)) {
     return Outcome::fail(Status::OutOfRange,
-                         std::string(what) + " range " + hex(phys) + " + " + std::to_string(bytes) + " bytes is outside " +
-                             to_string(space) + " (" + std::to_string(port->size()) + " bytes)",
+                         std::string(what) + " range " + hex(phys) + " + " + std::to_string(bytes) +
+                             " bytes is outside " + to_string(space) + " (" + std::to_string(port->size()) + " bytes)",
                          phys);
   }
   out = Operand{phys, bytes};
@@ -118,19 +120,32 @@ Outcome CommandExecutor::execute(const Sqe& sqe, std::uint16_t qid) {
 
 Outcome CommandExecutor::dispatch(const Sqe& sqe, std::uint16_t qid) {
   switch (sqe.opcode()) {
-    case SOHU_IO_OP_NOP: return decode_no_operands(sqe, false);
-    case SOHU_IO_OP_FENCE: return decode_no_operands(sqe, false);  // queues run in order: nothing earlier is pending
-    case SOHU_IO_OP_DMA_COPY: return exec_dma(sqe);
-    case SOHU_IO_OP_GEMM: return exec_gemm(sqe);
-    case SOHU_IO_OP_ATTENTION: return exec_attention(sqe);
-    case SOHU_IO_OP_VECTOR: return exec_vector(sqe);
-    case SOHU_IO_OP_COLLECTIVE: return exec_collective(sqe);
-    case SOHU_IO_OP_SEM_SIGNAL: return exec_sem_signal(sqe);
-    case SOHU_IO_OP_SEM_WAIT: return exec_sem_wait(sqe);
-    case SOHU_IO_OP_TIMESTAMP: return exec_timestamp(sqe);
-    case SOHU_IO_OP_PMU_SNAPSHOT: return exec_pmu_snapshot(sqe);
-    case SOHU_IO_OP_EXEC_PROGRAM: return exec_program(sqe, qid);
-    default: break;
+    case SOHU_IO_OP_NOP:
+      return decode_no_operands(sqe, false);
+    case SOHU_IO_OP_FENCE:
+      return decode_no_operands(sqe, false);  // queues run in order: nothing earlier is pending
+    case SOHU_IO_OP_DMA_COPY:
+      return exec_dma(sqe);
+    case SOHU_IO_OP_GEMM:
+      return exec_gemm(sqe);
+    case SOHU_IO_OP_ATTENTION:
+      return exec_attention(sqe);
+    case SOHU_IO_OP_VECTOR:
+      return exec_vector(sqe);
+    case SOHU_IO_OP_COLLECTIVE:
+      return exec_collective(sqe);
+    case SOHU_IO_OP_SEM_SIGNAL:
+      return exec_sem_signal(sqe);
+    case SOHU_IO_OP_SEM_WAIT:
+      return exec_sem_wait(sqe);
+    case SOHU_IO_OP_TIMESTAMP:
+      return exec_timestamp(sqe);
+    case SOHU_IO_OP_PMU_SNAPSHOT:
+      return exec_pmu_snapshot(sqe);
+    case SOHU_IO_OP_EXEC_PROGRAM:
+      return exec_program(sqe, qid);
+    default:
+      break;
   }
   return Outcome::fail(Status::InvalidOpcode, "I/O opcode " + hex(sqe.opcode()) + " is not defined");
 }
@@ -146,11 +161,13 @@ Outcome CommandExecutor::exec_dma(const Sqe& sqe) {
     auto it = peers_.find(c.peer);
     if (it == peers_.end() || it->second.peer == nullptr) {
       return Outcome::fail(Status::PeerUnreachable, "DMA_COPY: device " + std::to_string(index_) +
-                                                        " has no chip-to-chip port to device " + std::to_string(c.peer));
+                                                        " has no chip-to-chip port to device " +
+                                                        std::to_string(c.peer));
     }
     if (c.src_space == Space::PeerHbm) {
-      return Outcome::fail(Status::InvalidField, "DMA_COPY: reading a peer's HBM is not supported (the peer pushes: "
-                                                 "use DST_SPACE PEER_HBM on the peer, or COLLECTIVE)");
+      return Outcome::fail(Status::InvalidField,
+                           "DMA_COPY: reading a peer's HBM is not supported (the peer pushes: "
+                           "use DST_SPACE PEER_HBM on the peer, or COLLECTIVE)");
     }
   }
   if (c.src_space != Space::Host && c.src_space != Space::PeerHbm) {
@@ -165,8 +182,10 @@ Outcome CommandExecutor::exec_dma(const Sqe& sqe) {
     PeerLink& l = peers_[c.peer];
     MemoryPort& peer_hbm = l.peer->hbm();
     if (c.dst > peer_hbm.size() || c.length > peer_hbm.size() - c.dst) {
-      return Outcome::fail(Status::OutOfRange, "DMA_COPY destination " + hex(c.dst) + " + " + std::to_string(c.length) +
-                                                   " is outside device " + std::to_string(c.peer) + "'s HBM", c.dst);
+      return Outcome::fail(Status::OutOfRange,
+                           "DMA_COPY destination " + hex(c.dst) + " + " + std::to_string(c.length) +
+                               " is outside device " + std::to_string(c.peer) + "'s HBM",
+                           c.dst);
     }
     // Read locally, then push over the link into the peer's HBM, chunk by chunk.
     const std::uint64_t chunk = w_.params->dma.chunk;
@@ -196,8 +215,9 @@ Outcome CommandExecutor::exec_dma(const Sqe& sqe) {
   }
   if (!r.ok()) {
     const Status s = r.failed_space == Space::Host ? Status::HostDmaError : Status::OutOfRange;
-    return Outcome::fail(s, std::string("DMA_COPY: ") + to_string(r.failed_space) + " access at " + hex(r.failed_address) +
-                                " failed" + (r.failed_space == Space::Host ? " (IOMMU fault or unsupported request)" : ""),
+    return Outcome::fail(s,
+                         std::string("DMA_COPY: ") + to_string(r.failed_space) + " access at " + hex(r.failed_address) +
+                             " failed" + (r.failed_space == Space::Host ? " (IOMMU fault or unsupported request)" : ""),
                          r.failed_address);
   }
   return {};
@@ -272,7 +292,8 @@ Outcome CommandExecutor::exec_gemm(const Sqe& sqe) {
   if (!(o = check_device_range(ctx, Space::Hbm, g.b, kn * ib, false, ib, "GEMM B", b)).ok()) return o;
   if (!(o = check_device_range(ctx, Space::Hbm, g.c, mn * ob, true, ob, "GEMM C", c)).ok()) return o;
   if (g.bias || g.residual) {
-    if (!(o = check_device_range(ctx, Space::Hbm, g.d, (g.bias ? g.n : mn) * ob, false, ob, "GEMM D", d)).ok()) return o;
+    if (!(o = check_device_range(ctx, Space::Hbm, g.d, (g.bias ? g.n : mn) * ob, false, ob, "GEMM D", d)).ok())
+      return o;
   }
   const DeviceParams& p = *w_.params;
   GemmPlanInput in;
@@ -306,11 +327,18 @@ Outcome CommandExecutor::exec_gemm(const Sqe& sqe) {
       const std::uint64_t col_folds = (t.tn + arr.cols - 1) / arr.cols;
       const std::uint64_t row_folds = (t.tm + arr.rows - 1) / arr.rows;
       switch (in.engine.dataflow) {
-        case Dataflow::WeightStationary: et.sram_read_bytes = (t.tk * t.tn + t.tm * t.tk * col_folds) * ib; break;
-        case Dataflow::OutputStationary: et.sram_read_bytes = (t.tm * t.tk * col_folds + t.tk * t.tn * row_folds) * ib; break;
-        case Dataflow::InputStationary: et.sram_read_bytes = (t.tm * t.tk + t.tk * t.tn * ((t.tm + arr.cols - 1) / arr.cols)) * ib; break;
+        case Dataflow::WeightStationary:
+          et.sram_read_bytes = (t.tk * t.tn + t.tm * t.tk * col_folds) * ib;
+          break;
+        case Dataflow::OutputStationary:
+          et.sram_read_bytes = (t.tm * t.tk * col_folds + t.tk * t.tn * row_folds) * ib;
+          break;
+        case Dataflow::InputStationary:
+          et.sram_read_bytes = (t.tm * t.tk + t.tk * t.tn * ((t.tm + arr.cols - 1) / arr.cols)) * ib;
+          break;
       }
-      et.sram_address = (e * (p.sram_bytes / std::max<std::size_t>(1, plan.per_engine.size()))) % std::max<std::uint64_t>(1, p.sram_bytes);
+      et.sram_address = (e * (p.sram_bytes / std::max<std::size_t>(1, plan.per_engine.size()))) %
+                        std::max<std::uint64_t>(1, p.sram_bytes);
       et.compute_cycles = t.compute_cycles;
       et.useful_macs = fs.useful_macs;
       et.issued_macs = fs.issued_macs;
@@ -370,8 +398,9 @@ Outcome CommandExecutor::exec_attention(const Sqe& sqe) {
   const FoldStats f1 = fold_stats(p.matrix.dataflow, p.matrix.array, GemmShape{rows, at.head_dim, at.kv_len});
   const FoldStats f2 = fold_stats(p.matrix.dataflow, p.matrix.array, GemmShape{rows, at.kv_len, at.head_dim});
   // Softmax over the rows x kv_len scores on the vector lanes paired with the engine.
-  const VectorWork sm = vector_op_cost(p.vector, VectorOp::Softmax, static_cast<std::uint32_t>(std::min<std::uint64_t>(rows, UINT32_MAX)),
-                                       at.kv_len, DataType::FP32, at.dtype);
+  const VectorWork sm =
+      vector_op_cost(p.vector, VectorOp::Softmax, static_cast<std::uint32_t>(std::min<std::uint64_t>(rows, UINT32_MAX)),
+                     at.kv_len, DataType::FP32, at.dtype);
   const std::uint64_t head_kv_bytes = static_cast<std::uint64_t>(at.kv_len) * at.head_dim * eb;
   const std::uint64_t head_q_bytes = rows * at.head_dim * eb;
   std::vector<std::vector<EngineTile>> tiles(p.matrix.engines);
@@ -427,15 +456,23 @@ Outcome CommandExecutor::exec_vector(const Sqe& sqe) {
   const std::uint64_t out_elems = static_cast<std::uint64_t>(vc.rows) * out_cols;
   std::uint64_t y_elems = 0;
   switch (vc.op) {
-    case VectorOp::RmsNorm: y_elems = vc.cols; break;
-    case VectorOp::LayerNorm: y_elems = 2ULL * vc.cols; break;
-    case VectorOp::Add: y_elems = in_elems; break;
-    default: break;
+    case VectorOp::RmsNorm:
+      y_elems = vc.cols;
+      break;
+    case VectorOp::LayerNorm:
+      y_elems = 2ULL * vc.cols;
+      break;
+    case VectorOp::Add:
+      y_elems = in_elems;
+      break;
+    default:
+      break;
   }
   Operand x, y, out;
   const unsigned ctx = sqe.context();
   if (!(o = check_device_range(ctx, Space::Hbm, vc.x, in_elems * ib, false, ib, "VECTOR X", x)).ok()) return o;
-  if (y_elems > 0 && !(o = check_device_range(ctx, Space::Hbm, vc.y, y_elems * ib, false, ib, "VECTOR Y", y)).ok()) return o;
+  if (y_elems > 0 && !(o = check_device_range(ctx, Space::Hbm, vc.y, y_elems * ib, false, ib, "VECTOR Y", y)).ok())
+    return o;
   if (!(o = check_device_range(ctx, Space::Hbm, vc.out, out_elems * ob, true, ob, "VECTOR OUT", out)).ok()) return o;
   const DeviceParams& p = *w_.params;
   const VectorWork work = vector_op_cost(p.vector, vc.op, vc.rows, vc.cols, vc.in, vc.out_type);
@@ -464,7 +501,8 @@ Outcome CommandExecutor::exec_vector(const Sqe& sqe) {
     if (!read_tensor(x.phys, in_elems, vc.in, X) || (y_elems > 0 && !read_tensor(y.phys, y_elems, vc.in, Y))) {
       return Outcome::fail(Status::InternalError, "VECTOR: functional read of operands failed");
     }
-    vector_op(vc.op, vc.rows, vc.cols, X.data(), y_elems > 0 ? Y.data() : nullptr, OUT.data(), vc.scalar, vc.aux, vc.aux2);
+    vector_op(vc.op, vc.rows, vc.cols, X.data(), y_elems > 0 ? Y.data() : nullptr, OUT.data(), vc.scalar, vc.aux,
+              vc.aux2);
     write_tensor(out.phys, OUT, vc.out_type);
     functional_ops_.inc();
   }
@@ -483,7 +521,8 @@ Outcome CommandExecutor::exec_sem_signal(const Sqe& sqe) {
   }
   auto it = peers_.find(s.device);
   if (it == peers_.end() || it->second.peer == nullptr) {
-    return Outcome::fail(Status::PeerUnreachable, "SEM_SIGNAL: no chip-to-chip port to device " + std::to_string(s.device));
+    return Outcome::fail(Status::PeerUnreachable,
+                         "SEM_SIGNAL: no chip-to-chip port to device " + std::to_string(s.device));
   }
   const std::uint64_t arrive = it->second.tx->send(now_ps(), 16);  // a small message packet
   wait_ps(arrive - now_ps());
@@ -503,8 +542,9 @@ Outcome CommandExecutor::exec_sem_wait(const Sqe& sqe) {
   for (auto& e : me_) e->stall_dependency_cycles.inc(cycles);
   if (!reached) {
     return Outcome::fail(Status::SemTimeout, "SEM_WAIT: semaphore " + std::to_string(s.sem) + " stayed at " +
-                                                 std::to_string(w_.semaphores->value(s.sem)) + " < " + std::to_string(s.value) +
-                                                 " for " + std::to_string(s.timeout_us) + " us");
+                                                 std::to_string(w_.semaphores->value(s.sem)) + " < " +
+                                                 std::to_string(s.value) + " for " + std::to_string(s.timeout_us) +
+                                                 " us");
   }
   return {};
 }
@@ -520,11 +560,13 @@ Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
   if (!o.ok()) return o;
   auto it = peers_.find(c.peer);
   if (it == peers_.end() || it->second.peer == nullptr) {
-    return Outcome::fail(Status::PeerUnreachable, "COLLECTIVE: no chip-to-chip port to device " + std::to_string(c.peer));
+    return Outcome::fail(Status::PeerUnreachable,
+                         "COLLECTIVE: no chip-to-chip port to device " + std::to_string(c.peer));
   }
   Operand local;
   if (!(o = check_device_range(sqe.context(), Space::Hbm, c.addr, c.length, c.op != CollectiveOp::Send,
-                               bytes_of(c.dtype), "COLLECTIVE buffer", local)).ok()) {
+                               bytes_of(c.dtype), "COLLECTIVE buffer", local))
+           .ok()) {
     return o;
   }
   const std::uint64_t gen = abort_generation_;
@@ -539,7 +581,8 @@ Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
     receive_posted_.notify(sc_core::SC_ZERO_TIME);
     while (!r->filled && !r->failed) sc_core::wait(r->done);
     receives_.erase({c.peer, c.tag});
-    if (gen != abort_generation_ || r->failed) return Outcome::fail(Status::AbortedReset, "COLLECTIVE: receive aborted");
+    if (gen != abort_generation_ || r->failed)
+      return Outcome::fail(Status::AbortedReset, "COLLECTIVE: receive aborted");
     return {};
   }
   // SEND: wait for the peer's matching receive, then push the data.
@@ -569,8 +612,9 @@ Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
       // The receiver adds into its buffer: read its part, add on its vector lanes, write.
       peer.hbm().access(false, r->addr + off, nullptr, n, sqe.correlation());
       const std::uint64_t elems = n / bytes_of(r->dtype);
-      const VectorWork add = vector_op_cost(w_.params->vector, VectorOp::Add, 1, static_cast<std::uint32_t>(std::max<std::uint64_t>(1, elems)),
-                                            r->dtype, r->dtype);
+      const VectorWork add =
+          vector_op_cost(w_.params->vector, VectorOp::Add, 1,
+                         static_cast<std::uint32_t>(std::max<std::uint64_t>(1, elems)), r->dtype, r->dtype);
       wait_ps(add.cycles * w_.params->period_ps());
       if (data) {
         mine.assign(n, 0);
@@ -599,13 +643,15 @@ Outcome CommandExecutor::exec_timestamp(const Sqe& sqe) {
   std::uint8_t bytes[8];
   std::memcpy(bytes, &t, 8);
   MemoryPort* port = a.space == Space::Host ? w_.host : a.space == Space::Sram ? w_.sram : w_.hbm;
-  if (a.space == Space::PeerHbm) return Outcome::fail(Status::InvalidField, "TIMESTAMP: SPACE must be HOST, HBM or SRAM");
+  if (a.space == Space::PeerHbm)
+    return Outcome::fail(Status::InvalidField, "TIMESTAMP: SPACE must be HOST, HBM or SRAM");
   if (a.space != Space::Host) {
     Operand op;
     if (!(o = check_device_range(sqe.context(), a.space, a.addr, 8, true, 8, "TIMESTAMP address", op)).ok()) return o;
     a.addr = op.phys;
   } else if (a.addr % 8 != 0) {
-    return Outcome::fail(Status::Misaligned, "TIMESTAMP: host address " + hex(a.addr) + " is not 8-byte aligned", a.addr);
+    return Outcome::fail(Status::Misaligned, "TIMESTAMP: host address " + hex(a.addr) + " is not 8-byte aligned",
+                         a.addr);
   }
   if (port->access(true, a.addr, bytes, 8, sqe.correlation()) != PortStatus::Ok) {
     return Outcome::fail(a.space == Space::Host ? Status::HostDmaError : Status::OutOfRange,
@@ -619,11 +665,13 @@ Outcome CommandExecutor::exec_pmu_snapshot(const Sqe& sqe) {
   AddressCmd a{};
   Outcome o = decode_pmu_snapshot(sqe, a);
   if (!o.ok()) return o;
-  if (a.addr % 8 != 0) return Outcome::fail(Status::Misaligned, "PMU_SNAPSHOT: address " + hex(a.addr) + " is not 8-byte aligned", a.addr);
+  if (a.addr % 8 != 0)
+    return Outcome::fail(Status::Misaligned, "PMU_SNAPSHOT: address " + hex(a.addr) + " is not 8-byte aligned", a.addr);
   std::uint64_t v[1 + Pmu::kCounters];
   v[0] = w_.pmu->cycles(now_ps());
   for (unsigned i = 0; i < Pmu::kCounters; ++i) v[1 + i] = w_.pmu->counter(i, now_ps());
-  if (w_.host->access(true, a.addr, reinterpret_cast<std::uint8_t*>(v), sizeof v, sqe.correlation()) != PortStatus::Ok) {
+  if (w_.host->access(true, a.addr, reinterpret_cast<std::uint8_t*>(v), sizeof v, sqe.correlation()) !=
+      PortStatus::Ok) {
     return Outcome::fail(Status::HostDmaError, "PMU_SNAPSHOT: write to host " + hex(a.addr) + " failed", a.addr);
   }
   o.result = v[0];
@@ -636,7 +684,8 @@ Outcome CommandExecutor::exec_program(const Sqe& sqe, std::uint16_t qid) {
   if (!o.ok()) return o;
   Operand prog;
   if (!(o = check_device_range(sqe.context(), Space::Hbm, pc.addr, static_cast<std::uint64_t>(pc.count) * 64, false, 64,
-                               "EXEC_PROGRAM", prog)).ok()) {
+                               "EXEC_PROGRAM", prog))
+           .ok()) {
     return o;
   }
   if (!w_.hbm->holds_data()) {
@@ -651,7 +700,8 @@ Outcome CommandExecutor::exec_program(const Sqe& sqe, std::uint16_t qid) {
   for (std::uint32_t i = 0; i < pc.count; ++i) {
     const Sqe inner = Sqe::from_bytes(raw.data() + i * 64);
     if (inner.opcode() == SOHU_IO_OP_EXEC_PROGRAM) {
-      return Outcome::fail(Status::InvalidField, "EXEC_PROGRAM: entry " + std::to_string(i) + " is itself EXEC_PROGRAM (no nesting)");
+      return Outcome::fail(Status::InvalidField,
+                           "EXEC_PROGRAM: entry " + std::to_string(i) + " is itself EXEC_PROGRAM (no nesting)");
     }
     wait_ps(w_.params->command_latency_ps);
     Outcome r = execute(inner, qid);

@@ -14,11 +14,13 @@ namespace sohusim::models {
 using detail::hex;
 
 namespace {
-std::uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+std::uint64_t now_ps() {
+  return sc_core::sc_time_stamp().value();
+}
 }  // namespace
 
-CommandProcessor::CommandProcessor(const DeviceParams& params, MemoryPort& host, Hooks hooks,
-                                   const counters::Scope& s, counters::TraceRecorder* trace, counters::TrackId track)
+CommandProcessor::CommandProcessor(const DeviceParams& params, MemoryPort& host, Hooks hooks, const counters::Scope& s,
+                                   counters::TraceRecorder* trace, counters::TrackId track)
     : p_(params),
       host_(host),
       hooks_(std::move(hooks)),
@@ -204,7 +206,8 @@ bool CommandProcessor::post(const std::shared_ptr<CompletionQueue>& cq, const Cq
   entry.to_bytes(bytes);
   const std::uint64_t addr = cq->base + static_cast<std::uint64_t>(cq->tail) * 16;
   if (host_.access(true, addr, bytes, 16, 0) != PortStatus::Ok) {
-    log(Status::HostDmaError, cq->id, e.cid, addr, "completion write to CQ " + std::to_string(cq->id) + " at " + hex(addr) + " failed");
+    log(Status::HostDmaError, cq->id, e.cid, addr,
+        "completion write to CQ " + std::to_string(cq->id) + " at " + hex(addr) + " failed");
     return false;
   }
   if (cq->deleted || epoch != epoch_) return false;
@@ -237,8 +240,9 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
     fetch_reads_.inc();
     if (host_.access(false, addr, buf.data(), buf.size(), 0) != PortStatus::Ok) {
       log(Status::HostDmaError, static_cast<std::uint16_t>(qid), 0, addr,
-          "fetch of SQ " + std::to_string(qid) + " entries at " + hex(addr) + " failed (IOMMU fault or unsupported "
-          "request); the queue is stopped");
+          "fetch of SQ " + std::to_string(qid) + " entries at " + hex(addr) +
+              " failed (IOMMU fault or unsupported "
+              "request); the queue is stopped");
       return;
     }
     if (sq->deleted || epoch != epoch_) return;
@@ -259,7 +263,9 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
       submit_to_start_.sample(static_cast<double>(start_ps - submitted_ps) / 1000.0);
       if (hooks_.command_event) hooks_.command_event(sqe, static_cast<std::uint16_t>(qid), true, 0);
       Outcome o;
-      if (trace_ != nullptr) trace_->begin(track_, sim::to_ns(sc_core::sc_time_stamp()), qid == 0 ? "admin" : "command", {}, {}, sqe.correlation());
+      if (trace_ != nullptr)
+        trace_->begin(track_, sim::to_ns(sc_core::sc_time_stamp()), qid == 0 ? "admin" : "command", {}, {},
+                      sqe.correlation());
       try {
         if (qid == 0) {
           o = admin(sqe);
@@ -301,18 +307,26 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
 
 Outcome CommandProcessor::admin(const Sqe& sqe) {
   switch (sqe.opcode()) {
-    case SOHU_ADMIN_OP_CREATE_CQ: return create_cq(sqe);
-    case SOHU_ADMIN_OP_CREATE_SQ: return create_sq(sqe);
-    case SOHU_ADMIN_OP_DELETE_SQ: return delete_sq(sqe);
-    case SOHU_ADMIN_OP_DELETE_CQ: return delete_cq(sqe);
-    case SOHU_ADMIN_OP_SET_FEATURES: return features(sqe, true);
-    case SOHU_ADMIN_OP_GET_FEATURES: return features(sqe, false);
+    case SOHU_ADMIN_OP_CREATE_CQ:
+      return create_cq(sqe);
+    case SOHU_ADMIN_OP_CREATE_SQ:
+      return create_sq(sqe);
+    case SOHU_ADMIN_OP_DELETE_SQ:
+      return delete_sq(sqe);
+    case SOHU_ADMIN_OP_DELETE_CQ:
+      return delete_cq(sqe);
+    case SOHU_ADMIN_OP_SET_FEATURES:
+      return features(sqe, true);
+    case SOHU_ADMIN_OP_GET_FEATURES:
+      return features(sqe, false);
     case SOHU_ADMIN_OP_IDENTIFY:
     case SOHU_ADMIN_OP_PMU_CONFIG:
     case SOHU_ADMIN_OP_TRACE_CONFIG:
     case SOHU_ADMIN_OP_FW_STATUS:
-    case SOHU_ADMIN_OP_SET_CONTEXT: return hooks_.execute_admin_device(sqe);
-    default: break;
+    case SOHU_ADMIN_OP_SET_CONTEXT:
+      return hooks_.execute_admin_device(sqe);
+    default:
+      break;
   }
   return Outcome::fail(Status::InvalidOpcode, "admin opcode " + hex(sqe.opcode()) + " is not defined");
 }
@@ -325,17 +339,20 @@ Outcome CommandProcessor::create_cq(const Sqe& sqe) {
     return Outcome::fail(Status::InvalidQueueId, "CREATE_CQ: queue id " + std::to_string(c.qid) + " is not in 1 .. " +
                                                      std::to_string(p_.max_io_queues));
   }
-  if (cq_[c.qid]) return Outcome::fail(Status::QueueExists, "CREATE_CQ: CQ " + std::to_string(c.qid) + " already exists");
+  if (cq_[c.qid])
+    return Outcome::fail(Status::QueueExists, "CREATE_CQ: CQ " + std::to_string(c.qid) + " already exists");
   if (c.entries < 2 || c.entries > p_.max_queue_entries) {
-    return Outcome::fail(Status::InvalidQueueSize, "CREATE_CQ: " + std::to_string(c.entries) + " entries (allowed 2 .. " +
+    return Outcome::fail(Status::InvalidQueueSize, "CREATE_CQ: " + std::to_string(c.entries) +
+                                                       " entries (allowed 2 .. " +
                                                        std::to_string(p_.max_queue_entries) + ")");
   }
   if (c.base % 4096 != 0 || c.base == 0) {
-    return Outcome::fail(Status::Misaligned, "CREATE_CQ: base " + hex(c.base) + " must be non-zero and 4 KiB aligned", c.base);
+    return Outcome::fail(Status::Misaligned, "CREATE_CQ: base " + hex(c.base) + " must be non-zero and 4 KiB aligned",
+                         c.base);
   }
   if (c.vector >= p_.msix_vectors) {
-    return Outcome::fail(Status::InvalidField, "CREATE_CQ: MSI-X vector " + std::to_string(c.vector) + " >= " +
-                                                   std::to_string(p_.msix_vectors) + " vectors");
+    return Outcome::fail(Status::InvalidField, "CREATE_CQ: MSI-X vector " + std::to_string(c.vector) +
+                                                   " >= " + std::to_string(p_.msix_vectors) + " vectors");
   }
   auto cq = std::make_shared<CompletionQueue>();
   cq->id = c.qid;
@@ -358,16 +375,20 @@ Outcome CommandProcessor::create_sq(const Sqe& sqe) {
     return Outcome::fail(Status::InvalidQueueId, "CREATE_SQ: queue id " + std::to_string(c.qid) + " is not in 1 .. " +
                                                      std::to_string(p_.max_io_queues));
   }
-  if (sq_[c.qid]) return Outcome::fail(Status::QueueExists, "CREATE_SQ: SQ " + std::to_string(c.qid) + " already exists");
+  if (sq_[c.qid])
+    return Outcome::fail(Status::QueueExists, "CREATE_SQ: SQ " + std::to_string(c.qid) + " already exists");
   if (c.cqid == 0 || c.cqid >= kMaxQueues || !cq_[c.cqid]) {
-    return Outcome::fail(Status::InvalidQueueId, "CREATE_SQ: completion queue " + std::to_string(c.cqid) + " does not exist");
+    return Outcome::fail(Status::InvalidQueueId,
+                         "CREATE_SQ: completion queue " + std::to_string(c.cqid) + " does not exist");
   }
   if (c.entries < 2 || c.entries > p_.max_queue_entries) {
-    return Outcome::fail(Status::InvalidQueueSize, "CREATE_SQ: " + std::to_string(c.entries) + " entries (allowed 2 .. " +
+    return Outcome::fail(Status::InvalidQueueSize, "CREATE_SQ: " + std::to_string(c.entries) +
+                                                       " entries (allowed 2 .. " +
                                                        std::to_string(p_.max_queue_entries) + ")");
   }
   if (c.base % 4096 != 0 || c.base == 0) {
-    return Outcome::fail(Status::Misaligned, "CREATE_SQ: base " + hex(c.base) + " must be non-zero and 4 KiB aligned", c.base);
+    return Outcome::fail(Status::Misaligned, "CREATE_SQ: base " + hex(c.base) + " must be non-zero and 4 KiB aligned",
+                         c.base);
   }
   auto sq = std::make_shared<SubmissionQueue>();
   sq->id = c.qid;
@@ -452,10 +473,11 @@ Outcome CommandProcessor::features(const Sqe& sqe, bool set) {
       if (set) arbitration_burst_ = std::max(1u, f.value & 0xFF);
       o.result = arbitration_burst_;
       return o;
-    default: break;
+    default:
+      break;
   }
-  return Outcome::fail(Status::InvalidFeature, std::string(set ? "SET" : "GET") + "_FEATURES: feature id " +
-                                                   hex(f.fid) + " is not defined");
+  return Outcome::fail(Status::InvalidFeature,
+                       std::string(set ? "SET" : "GET") + "_FEATURES: feature id " + hex(f.fid) + " is not defined");
 }
 
 }  // namespace sohusim::models

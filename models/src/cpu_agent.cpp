@@ -6,7 +6,11 @@
 namespace sohusim::models {
 
 CpuAgent::CpuAgent(sc_core::sc_module_name name, std::uint64_t ecam_base, std::uint64_t memory_access_ps)
-    : sc_core::sc_module(name), mmio("mmio"), memory("memory"), ecam_base_(ecam_base), memory_access_ps_(memory_access_ps) {}
+    : sc_core::sc_module(name),
+      mmio("mmio"),
+      memory("memory"),
+      ecam_base_(ecam_base),
+      memory_access_ps_(memory_access_ps) {}
 
 tlm::tlm_response_status CpuAgent::mmio_access(bool write, std::uint64_t addr, void* data, unsigned len) {
   tlm::tlm_generic_payload gp;

@@ -10,7 +10,9 @@ namespace sohusim::models {
 using detail::hex;
 
 namespace {
-std::uint64_t key(unsigned ctx, std::uint64_t vpn) { return (static_cast<std::uint64_t>(ctx) << 48) ^ vpn; }
+std::uint64_t key(unsigned ctx, std::uint64_t vpn) {
+  return (static_cast<std::uint64_t>(ctx) << 48) ^ vpn;
+}
 }  // namespace
 
 void MmuParams::validate() const {
@@ -18,11 +20,14 @@ void MmuParams::validate() const {
   if (page_bytes < 4096 || (page_bytes & (page_bytes - 1)) != 0) {
     throw std::invalid_argument("device.mmu.page_size must be a power of two >= 4 KiB");
   }
-  if (tlb_entries < 1 || tlb_entries > 65536) throw std::invalid_argument("device.mmu.tlb_entries must be in 1 .. 65536");
+  if (tlb_entries < 1 || tlb_entries > 65536)
+    throw std::invalid_argument("device.mmu.tlb_entries must be in 1 .. 65536");
   if (max_table_entries < 1) throw std::invalid_argument("device.mmu.max_table_entries must be >= 1");
 }
 
-DeviceMmu::DeviceMmu(const MmuParams& p) : p_(p) { p_.validate(); }
+DeviceMmu::DeviceMmu(const MmuParams& p) : p_(p) {
+  p_.validate();
+}
 
 std::string DeviceMmu::set_context(unsigned ctx, std::vector<std::uint64_t> entries) {
   if (ctx == 0 || ctx >= p_.contexts) {
@@ -105,9 +110,9 @@ MmuResult DeviceMmu::translate(unsigned ctx, std::uint64_t vaddr, std::uint64_t 
       r.ok = false;
       r.fault_address = a;
       r.fault = "context " + std::to_string(ctx) + " " + (write ? "write" : "read") + " at " + hex(a) + ": " +
-                (vpn >= table.size() ? "beyond the page table (" + std::to_string(table.size()) + " pages)"
+                (vpn >= table.size()     ? "beyond the page table (" + std::to_string(table.size()) + " pages)"
                  : (table[vpn] & 1) == 0 ? std::string("page not valid")
-                                          : std::string("page is read-only"));
+                                         : std::string("page is read-only"));
       return r;
     }
     if (tlb_lookup(ctx, vpn)) {

@@ -3,11 +3,12 @@
 #include <cmath>
 #include <stdexcept>
 
-
 namespace sohusim::models {
 
 namespace {
-std::uint64_t ps(double seconds) { return static_cast<std::uint64_t>(std::llround(seconds * 1e12)); }
+std::uint64_t ps(double seconds) {
+  return static_cast<std::uint64_t>(std::llround(seconds * 1e12));
+}
 }  // namespace
 
 DeviceParams DeviceParams::from_config(const sim::Config& c) {
@@ -53,8 +54,9 @@ DeviceParams DeviceParams::from_config(const sim::Config& c) {
   p.energy.pj_per_mac[3] = mac("device.energy.pj_per_mac_fp16", mac_defaults[3]);
   p.energy.pj_per_mac[4] = mac("device.energy.pj_per_mac_fp32", mac_defaults[4]);
   const double s = c.get_double("device.energy.static_scale");
-  for (double* w : {&p.energy.static_w_matrix, &p.energy.static_w_vector, &p.energy.static_w_sram, &p.energy.static_w_hbm,
-                    &p.energy.static_w_pcie, &p.energy.static_w_c2c, &p.energy.static_w_other}) {
+  for (double* w :
+       {&p.energy.static_w_matrix, &p.energy.static_w_vector, &p.energy.static_w_sram, &p.energy.static_w_hbm,
+        &p.energy.static_w_pcie, &p.energy.static_w_c2c, &p.energy.static_w_other}) {
     *w *= s;
   }
   p.msix_vectors = u32("device.msix_vectors");
@@ -83,7 +85,8 @@ void DeviceParams::validate() const {
   timestamp.validate();
   if (!(clock_hz > 0)) throw std::invalid_argument("sim.clocks.engine must be > 0");
   if (msix_vectors < 2) throw std::invalid_argument("device.msix_vectors must be >= 2");
-  if (max_queue_entries < 2 || max_queue_entries > 4096) throw std::invalid_argument("device.max_queue_entries must be in 2 .. 4096");
+  if (max_queue_entries < 2 || max_queue_entries > 4096)
+    throw std::invalid_argument("device.max_queue_entries must be in 2 .. 4096");
   if (max_io_queues < 1 || max_io_queues > 63) throw std::invalid_argument("device.max_io_queues must be in 1 .. 63");
   if (fetch_batch < 1) throw std::invalid_argument("device.fetch_batch must be >= 1");
 }

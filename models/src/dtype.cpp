@@ -7,10 +7,13 @@ namespace sohusim::models {
 unsigned bytes_of(DataType t) {
   switch (t) {
     case DataType::FP8_E4M3:
-    case DataType::FP8_E5M2: return 1;
+    case DataType::FP8_E5M2:
+      return 1;
     case DataType::BF16:
-    case DataType::FP16: return 2;
-    case DataType::FP32: return 4;
+    case DataType::FP16:
+      return 2;
+    case DataType::FP32:
+      return 4;
   }
   return 0;
 }
@@ -27,16 +30,23 @@ DataType parse_data_type(std::string_view n) {
 
 const char* to_string(DataType t) {
   switch (t) {
-    case DataType::FP8_E4M3: return "fp8_e4m3";
-    case DataType::FP8_E5M2: return "fp8_e5m2";
-    case DataType::BF16: return "bf16";
-    case DataType::FP16: return "fp16";
-    case DataType::FP32: return "fp32";
+    case DataType::FP8_E4M3:
+      return "fp8_e4m3";
+    case DataType::FP8_E5M2:
+      return "fp8_e5m2";
+    case DataType::BF16:
+      return "bf16";
+    case DataType::FP16:
+      return "fp16";
+    case DataType::FP32:
+      return "fp32";
   }
   return "?";
 }
 
-bool valid_data_type(unsigned code) { return code < kNumDataTypes; }
+bool valid_data_type(unsigned code) {
+  return code < kNumDataTypes;
+}
 
 Dataflow parse_dataflow(std::string_view n) {
   if (n == "ws") return Dataflow::WeightStationary;
@@ -47,9 +57,12 @@ Dataflow parse_dataflow(std::string_view n) {
 
 const char* to_string(Dataflow d) {
   switch (d) {
-    case Dataflow::WeightStationary: return "ws";
-    case Dataflow::OutputStationary: return "os";
-    case Dataflow::InputStationary: return "is";
+    case Dataflow::WeightStationary:
+      return "ws";
+    case Dataflow::OutputStationary:
+      return "os";
+    case Dataflow::InputStationary:
+      return "is";
   }
   return "?";
 }
@@ -60,6 +73,8 @@ FoldModel parse_fold_model(std::string_view n) {
   throw std::invalid_argument("unknown fold model '" + std::string(n) + "' (accepted: overlap, scalesim)");
 }
 
-const char* to_string(FoldModel f) { return f == FoldModel::Overlap ? "overlap" : "scalesim"; }
+const char* to_string(FoldModel f) {
+  return f == FoldModel::Overlap ? "overlap" : "scalesim";
+}
 
 }  // namespace sohusim::models

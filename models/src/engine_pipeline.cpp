@@ -37,13 +37,12 @@ std::uint64_t cycles_of(const sc_core::sc_time& t, std::uint64_t period_ps) {
 }
 }  // namespace
 
-bool run_engine_tiles(const std::vector<EngineTile>& tiles, MemoryPort& hbm, MemoryPort* sram,
-                      std::uint64_t period_ps, DataType dtype, EngineCounters& c, const EngineTrace& trace,
-                      std::uint64_t correlation) {
+bool run_engine_tiles(const std::vector<EngineTile>& tiles, MemoryPort& hbm, MemoryPort* sram, std::uint64_t period_ps,
+                      DataType dtype, EngineCounters& c, const EngineTrace& trace, std::uint64_t correlation) {
   if (tiles.empty()) return true;
   struct State {
-    std::size_t loaded = 0;        // tiles whose operands are in SRAM
-    unsigned free_buffers = 2;     // operand buffers not holding a tile waiting or computing
+    std::size_t loaded = 0;     // tiles whose operands are in SRAM
+    unsigned free_buffers = 2;  // operand buffers not holding a tile waiting or computing
     bool failed = false;
     bool loader_done = false;
     std::deque<const EngineTile*> stores;

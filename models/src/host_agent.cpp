@@ -5,7 +5,8 @@
 
 #include "sohusim/models/sohu_regs.h"
 
-#define SET(sqe, P, v) ((sqe).dw[P##_DW] |= (static_cast<std::uint32_t>(v) << P##_SHIFT) & static_cast<std::uint32_t>(P##_MASK))
+#define SET(sqe, P, v) \
+  ((sqe).dw[P##_DW] |= (static_cast<std::uint32_t>(v) << P##_SHIFT) & static_cast<std::uint32_t>(P##_MASK))
 #define SET64(sqe, P, v) ((sqe).set_u64(P##_DW, (v)))
 
 namespace sohusim::models {
@@ -57,8 +58,9 @@ void HostAgent::enable(unsigned entries, unsigned timeout_us) {
   write32(SOHU_CTRL, SOHU_CTRL_EN_MASK);
   for (unsigned waited = 0; (read32(SOHU_STATUS) & SOHU_STATUS_RDY_MASK) == 0; waited += 5) {
     if ((read32(SOHU_STATUS) & SOHU_STATUS_CFS_MASK) != 0 || waited > timeout_us) {
-      throw std::runtime_error("enable: the device did not become ready (STATUS " + std::to_string(read32(SOHU_STATUS)) +
-                               ", ERR_CODE " + std::to_string(read32(SOHU_ERR_CODE)) + ")");
+      throw std::runtime_error("enable: the device did not become ready (STATUS " +
+                               std::to_string(read32(SOHU_STATUS)) + ", ERR_CODE " +
+                               std::to_string(read32(SOHU_ERR_CODE)) + ")");
     }
     sc_core::wait(5, sc_core::SC_US);
   }
@@ -83,14 +85,18 @@ void HostAgent::create_io_queue(std::uint16_t qid, unsigned entries, unsigned ve
   SET(cq, SOHU_ADMIN_CREATE_CQ_VECTOR, vector);
   SET(cq, SOHU_ADMIN_CREATE_CQ_IEN, interrupts ? 1 : 0);
   Cqe r = admin(cq);
-  if (r.status != 0) throw std::runtime_error("CREATE_CQ " + std::to_string(qid) + " failed: " + to_string(static_cast<Status>(r.status)));
+  if (r.status != 0)
+    throw std::runtime_error("CREATE_CQ " + std::to_string(qid) +
+                             " failed: " + to_string(static_cast<Status>(r.status)));
   Sqe sq = make_admin(SOHU_ADMIN_OP_CREATE_SQ);
   SET64(sq, SOHU_ADMIN_CREATE_SQ_BASE, q.sq_base);
   SET(sq, SOHU_ADMIN_CREATE_SQ_QID, qid);
   SET(sq, SOHU_ADMIN_CREATE_SQ_QSIZE, entries - 1);
   SET(sq, SOHU_ADMIN_CREATE_SQ_CQID, qid);
   r = admin(sq);
-  if (r.status != 0) throw std::runtime_error("CREATE_SQ " + std::to_string(qid) + " failed: " + to_string(static_cast<Status>(r.status)));
+  if (r.status != 0)
+    throw std::runtime_error("CREATE_SQ " + std::to_string(qid) +
+                             " failed: " + to_string(static_cast<Status>(r.status)));
   queues_[qid] = q;
 }
 
@@ -98,7 +104,8 @@ std::uint16_t HostAgent::submit(std::uint16_t qid, Sqe sqe) {
   Queue& q = queues_.at(qid);
   const std::uint16_t cid = q.next_cid++;
   if (q.next_cid == 0) q.next_cid = 1;
-  sqe.dw[SOHU_SQE_CID_DW] = (sqe.dw[SOHU_SQE_CID_DW] & ~SOHU_SQE_CID_MASK) | (static_cast<std::uint32_t>(cid) << SOHU_SQE_CID_SHIFT);
+  sqe.dw[SOHU_SQE_CID_DW] =
+      (sqe.dw[SOHU_SQE_CID_DW] & ~SOHU_SQE_CID_MASK) | (static_cast<std::uint32_t>(cid) << SOHU_SQE_CID_SHIFT);
   std::uint8_t bytes[64];
   sqe.to_bytes(bytes);
   sys_.cpu().mem_write(q.sq_base + 64ULL * q.sq_tail, bytes, 64);
@@ -147,7 +154,9 @@ Sqe make_admin(std::uint8_t opcode) {
   return s;
 }
 
-Sqe make_nop() { return make_admin(SOHU_IO_OP_NOP); }
+Sqe make_nop() {
+  return make_admin(SOHU_IO_OP_NOP);
+}
 
 Sqe make_gemm(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint32_t m, std::uint32_t k, std::uint32_t n,
               DataType in, DataType out, Activation act, bool trans_a, bool trans_b) {
@@ -166,7 +175,8 @@ Sqe make_gemm(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint32_t m
   return s;
 }
 
-Sqe make_dma_copy(Space src_space, std::uint64_t src, Space dst_space, std::uint64_t dst, std::uint64_t length, unsigned peer) {
+Sqe make_dma_copy(Space src_space, std::uint64_t src, Space dst_space, std::uint64_t dst, std::uint64_t length,
+                  unsigned peer) {
   Sqe s = make_admin(SOHU_IO_OP_DMA_COPY);
   SET64(s, SOHU_IO_DMA_COPY_SRC, src);
   SET64(s, SOHU_IO_DMA_COPY_DST, dst);
@@ -177,8 +187,9 @@ Sqe make_dma_copy(Space src_space, std::uint64_t src, Space dst_space, std::uint
   return s;
 }
 
-Sqe make_vector(VectorOp op, std::uint64_t x, std::uint64_t y, std::uint64_t out, std::uint32_t rows, std::uint32_t cols,
-                DataType in, DataType out_type, float scalar, std::uint32_t aux, std::uint32_t aux2) {
+Sqe make_vector(VectorOp op, std::uint64_t x, std::uint64_t y, std::uint64_t out, std::uint32_t rows,
+                std::uint32_t cols, DataType in, DataType out_type, float scalar, std::uint32_t aux,
+                std::uint32_t aux2) {
   Sqe s = make_admin(SOHU_IO_OP_VECTOR);
   SET64(s, SOHU_IO_VECTOR_X, x);
   SET64(s, SOHU_IO_VECTOR_Y, y);
@@ -196,9 +207,9 @@ Sqe make_vector(VectorOp op, std::uint64_t x, std::uint64_t y, std::uint64_t out
   return s;
 }
 
-Sqe make_attention(std::uint64_t q, std::uint64_t k, std::uint64_t v, std::uint64_t o, std::uint32_t batch, std::uint32_t q_len,
-                   std::uint32_t kv_len, std::uint32_t q_heads, std::uint32_t kv_heads, std::uint32_t head_dim, DataType dtype,
-                   bool causal) {
+Sqe make_attention(std::uint64_t q, std::uint64_t k, std::uint64_t v, std::uint64_t o, std::uint32_t batch,
+                   std::uint32_t q_len, std::uint32_t kv_len, std::uint32_t q_heads, std::uint32_t kv_heads,
+                   std::uint32_t head_dim, DataType dtype, bool causal) {
   Sqe s = make_admin(SOHU_IO_OP_ATTENTION);
   SET64(s, SOHU_IO_ATTENTION_Q, q);
   SET64(s, SOHU_IO_ATTENTION_K, k);

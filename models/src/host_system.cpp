@@ -22,11 +22,12 @@ HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& in
   pcie::RootComplexParams rp = pcie::RootComplexParams::from_config(config);
   rp.validate();
   link_ = std::make_unique<pcie::PcieLink>((host + "_link").c_str(), lp, inst, host + ".pcie." + device);
-  rc_port_ = std::make_unique<pcie::PciePort>((host + "_rc_port").c_str(), lp, pcie::PortParams{}, link_->down(), link_->up(), inst,
-                                              host + ".pcie." + device + ".rc");
-  ep_port_ = std::make_unique<pcie::PciePort>((device + "_ep_port").c_str(), lp, pcie::PortParams{}, link_->up(), link_->down(), inst,
-                                              device + ".pcie");
-  rc_ = std::make_unique<pcie::RootComplex>((host + "_rc").c_str(), rp, *rc_port_, iommu_.get(), *irq_, inst, host + ".rc");
+  rc_port_ = std::make_unique<pcie::PciePort>((host + "_rc_port").c_str(), lp, pcie::PortParams{}, link_->down(),
+                                              link_->up(), inst, host + ".pcie." + device + ".rc");
+  ep_port_ = std::make_unique<pcie::PciePort>((device + "_ep_port").c_str(), lp, pcie::PortParams{}, link_->up(),
+                                              link_->down(), inst, device + ".pcie");
+  rc_ = std::make_unique<pcie::RootComplex>((host + "_rc").c_str(), rp, *rc_port_, iommu_.get(), *irq_, inst,
+                                            host + ".rc");
   rc_->memory_socket.bind(dram_->socket);
   device_ = std::make_unique<SohuDevice>(device.c_str(), config, inst, device, index);
   ep_ = std::make_unique<pcie::PcieEndpoint>((device + "_ep").c_str(), kDeviceRid,
@@ -47,11 +48,13 @@ HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& in
 HostSystem::~HostSystem() = default;
 
 std::uint64_t HostSystem::alloc_dma(std::uint64_t bytes, std::uint64_t align) {
-  if (align == 0 || (align & (align - 1)) != 0) throw std::invalid_argument("alloc_dma: alignment must be a power of two");
+  if (align == 0 || (align & (align - 1)) != 0)
+    throw std::invalid_argument("alloc_dma: alignment must be a power of two");
   const std::uint64_t a = (next_dma_ + align - 1) & ~(align - 1);
   const std::uint64_t size = (bytes + 4095) & ~4095ULL;
   if (bytes == 0 || a + size > dma_limit_ || a + size < a) {
-    throw std::runtime_error("alloc_dma: " + std::to_string(bytes) + " bytes do not fit in host DRAM below the IOMMU tables (" +
+    throw std::runtime_error("alloc_dma: " + std::to_string(bytes) +
+                             " bytes do not fit in host DRAM below the IOMMU tables (" +
                              std::to_string(dma_limit_ - next_dma_) + " bytes left)");
   }
   next_dma_ = a + size;

@@ -22,7 +22,7 @@ std::uint64_t pow2_at_least(std::uint64_t v) {
   return p;
 }
 constexpr std::uint64_t kHostAddressSpace = 1ULL << 52;  // what the device may name as a host IOVA
-constexpr std::uint64_t kBar2LatencyPs = 300'000;          // device-side turnaround of an aperture access (assumption)
+constexpr std::uint64_t kBar2LatencyPs = 300'000;        // device-side turnaround of an aperture access (assumption)
 }  // namespace
 
 SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, const sim::Instrumentation& inst,
@@ -40,7 +40,8 @@ SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, 
       errlog_(p_.error_log_entries),
       clock_(p_.timestamp),
       mmu_(p_.mmu),
-      errors_(scope_.counter("errors", "count", "errors logged (bad commands, doorbells, register accesses, DMA faults)")),
+      errors_(
+          scope_.counter("errors", "count", "errors logged (bad commands, doorbells, register accesses, DMA faults)")),
       errors_dropped_(scope_.counter("errors_dropped", "count", "errors not logged because the error log was full")),
       msix_raised_(scope_.counter("msix_raised", "count", "MSI-X vectors raised (delivered or left pending)")),
       bar2_reads_(scope_.counter("bar2_reads", "count", "host reads through the BAR2 device-memory aperture")),
@@ -59,8 +60,9 @@ SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, 
   host_port_ = std::make_unique<TlmMemoryPort>(host_dma, kHostAddressSpace, true);
   hbm_port_ = std::make_unique<TlmMemoryPort>(hbm_socket_, p_.hbm_bytes, p_.functional);
   sram_port_ = std::make_unique<TlmMemoryPort>(sram_socket_, sp.capacity, p_.functional);
-  dma_ = std::make_unique<DmaEngine>(p_.dma, std::array<MemoryPort*, kNumSpaces>{host_port_.get(), hbm_port_.get(), sram_port_.get(), nullptr},
-                                     scope_.sub("dma"));
+  dma_ = std::make_unique<DmaEngine>(
+      p_.dma, std::array<MemoryPort*, kNumSpaces>{host_port_.get(), hbm_port_.get(), sram_port_.get(), nullptr},
+      scope_.sub("dma"));
   // PMU events: the register map's table, with `dev` standing for this device's prefix.
   std::vector<PmuEvent> events;
   for (const PmuEventDesc& e : pmu_event_table()) {
@@ -86,8 +88,10 @@ SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, 
   w.semaphores = &semaphores_;
   if (tracing) {
     w.trace = inst.trace;
-    for (unsigned e = 0; e < p_.matrix.engines; ++e) w.matrix_tracks.push_back(inst.trace->thread_track(proc, "me" + std::to_string(e)));
-    for (unsigned e = 0; e < p_.vector.engines; ++e) w.vector_tracks.push_back(inst.trace->thread_track(proc, "ve" + std::to_string(e)));
+    for (unsigned e = 0; e < p_.matrix.engines; ++e)
+      w.matrix_tracks.push_back(inst.trace->thread_track(proc, "me" + std::to_string(e)));
+    for (unsigned e = 0; e < p_.vector.engines; ++e)
+      w.vector_tracks.push_back(inst.trace->thread_track(proc, "ve" + std::to_string(e)));
     w.dma_track = inst.trace->async_track(proc, "dma");
   }
   w.engine_activity = [this](unsigned engine, std::uint32_t tiles, std::uint64_t correlation) {
@@ -111,14 +115,17 @@ SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, 
     return o;
   };
   h.execute_admin_device = [this](const Sqe& s) { return admin_device(s); };
-  h.command_event = [this](const Sqe& s, std::uint16_t q, bool start, std::uint16_t status) { on_command(s, q, start, status); };
+  h.command_event = [this](const Sqe& s, std::uint16_t q, bool start, std::uint16_t status) {
+    on_command(s, q, start, status);
+  };
   h.ready = [this](bool rdy) {
     std::uint64_t st = regs_.peek(SOHU_STATUS);
     st = rdy ? (st | SOHU_STATUS_RDY_MASK) : (st & ~static_cast<std::uint64_t>(SOHU_STATUS_RDY_MASK));
     regs_.poke(SOHU_STATUS, st);
   };
   h.power_state = [this] { return static_cast<std::uint32_t>(regs_.peek(SOHU_POWER_STATE) & 3); };
-  cp_ = std::make_unique<CommandProcessor>(p_, *host_port_, std::move(h), scope_.sub("cp"), tracing ? inst.trace : nullptr,
+  cp_ = std::make_unique<CommandProcessor>(p_, *host_port_, std::move(h), scope_.sub("cp"),
+                                           tracing ? inst.trace : nullptr,
                                            tracing ? inst.trace->thread_track(proc, "command processor") : 0);
   install_hooks();
   bar.register_b_transport(this, &SohuDevice::bar_access);
@@ -126,7 +133,9 @@ SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, 
 
 SohuDevice::~SohuDevice() = default;
 
-std::uint64_t SohuDevice::now_ps() const { return sc_core::sc_time_stamp().value(); }
+std::uint64_t SohuDevice::now_ps() const {
+  return sc_core::sc_time_stamp().value();
+}
 
 pcie::PcieFunctionSpec SohuDevice::function_spec(const DeviceParams& p, unsigned link_generation, unsigned lanes) {
   pcie::PcieFunctionSpec s;
@@ -144,7 +153,8 @@ pcie::PcieFunctionSpec SohuDevice::function_spec(const DeviceParams& p, unsigned
 
 void SohuDevice::attach(pcie::PcieEndpoint& endpoint) {
   endpoint_ = &endpoint;
-  endpoint.pf().set_reset_callback([this](pcie::PcieFunction&, pcie::ResetKind) { reset_device("function level reset"); });
+  endpoint.pf().set_reset_callback(
+      [this](pcie::PcieFunction&, pcie::ResetKind) { reset_device("function level reset"); });
 }
 
 void SohuDevice::connect(unsigned peer_index, SohuDevice& peer, C2cChannel& tx, C2cChannel& rx) {
@@ -190,7 +200,8 @@ void SohuDevice::bar_access(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     std::memcpy(&value, data, len);
     const AccessResult r = regs_.write(static_cast<std::uint32_t>(offset), len, value);
     if (!r.ok() && r.error != AccessError::ReadOnly) {
-      report_error(ErrorEntry{static_cast<std::uint16_t>(Status::InvalidField), offset, 0, 0, now_ps(), "BAR0 write: " + r.message});
+      report_error(ErrorEntry{static_cast<std::uint16_t>(Status::InvalidField), offset, 0, 0, now_ps(),
+                              "BAR0 write: " + r.message});
     }
   } else {
     const AccessResult r = regs_.read(static_cast<std::uint32_t>(offset), len);
@@ -208,7 +219,8 @@ void SohuDevice::install_hooks() {
     }
     const bool was = (old_v & SOHU_CTRL_EN_MASK) != 0, now = (new_v & SOHU_CTRL_EN_MASK) != 0;
     if (!was && now) {
-      const std::string err = cp_->enable(static_cast<std::uint32_t>(regs_.peek(SOHU_AQA)), regs_.peek(SOHU_ASQ), regs_.peek(SOHU_ACQ));
+      const std::string err =
+          cp_->enable(static_cast<std::uint32_t>(regs_.peek(SOHU_AQA)), regs_.peek(SOHU_ASQ), regs_.peek(SOHU_ACQ));
       if (!err.empty()) {
         regs_.poke(SOHU_CTRL, new_v & ~static_cast<std::uint64_t>(SOHU_CTRL_EN_MASK));
         regs_.poke(SOHU_STATUS, regs_.peek(SOHU_STATUS) | SOHU_STATUS_CFS_MASK);
@@ -276,8 +288,8 @@ void SohuDevice::install_hooks() {
       const std::string err = trace_unit_->configure(regs_.peek(SOHU_TRC_BASE), regs_.peek(SOHU_TRC_SIZE));
       if (!err.empty()) {
         regs_.poke(SOHU_TRC_CTRL, SOHU_TRC_CTRL_DROP_ON_FULL_MASK);
-        report_error(ErrorEntry{static_cast<std::uint16_t>(Status::InvalidField), regs_.peek(SOHU_TRC_BASE), 0, 0, now_ps(),
-                                "TRC_CTRL.EN refused: " + err});
+        report_error(ErrorEntry{static_cast<std::uint16_t>(Status::InvalidField), regs_.peek(SOHU_TRC_BASE), 0, 0,
+                                now_ps(), "TRC_CTRL.EN refused: " + err});
         return;
       }
     }
@@ -293,10 +305,16 @@ void SohuDevice::install_hooks() {
       regs_.poke(SOHU_TRC_CTRL, SOHU_TRC_CTRL_DROP_ON_FULL_MASK);
     });
   }
-  regs_.on_write(SOHU_TRC_MASK, [this](std::uint32_t, std::uint64_t, std::uint64_t v) { trace_unit_->set_mask(static_cast<std::uint32_t>(v)); });
-  regs_.on_write(SOHU_TRC_TAIL, [this](std::uint32_t, std::uint64_t, std::uint64_t v) { trace_unit_->set_tail(static_cast<std::uint32_t>(v)); });
-  regs_.on_read(SOHU_TRC_HEAD, [this](std::uint32_t, std::uint64_t) { return static_cast<std::uint64_t>(trace_unit_->head()); });
-  regs_.on_read(SOHU_TRC_DROPS, [this](std::uint32_t, std::uint64_t) { return static_cast<std::uint64_t>(trace_unit_->take_drops()); });
+  regs_.on_write(SOHU_TRC_MASK, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
+    trace_unit_->set_mask(static_cast<std::uint32_t>(v));
+  });
+  regs_.on_write(SOHU_TRC_TAIL, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
+    trace_unit_->set_tail(static_cast<std::uint32_t>(v));
+  });
+  regs_.on_read(SOHU_TRC_HEAD,
+                [this](std::uint32_t, std::uint64_t) { return static_cast<std::uint64_t>(trace_unit_->head()); });
+  regs_.on_read(SOHU_TRC_DROPS,
+                [this](std::uint32_t, std::uint64_t) { return static_cast<std::uint64_t>(trace_unit_->take_drops()); });
   // Time.
   regs_.on_read(SOHU_TIMESTAMP, [this](std::uint32_t, std::uint64_t) { return clock_.device_ns(now_ps()); });
   // Error log.
@@ -367,13 +385,12 @@ void SohuDevice::fill_identity() {
   cap0 = (cap0 & ~static_cast<std::uint64_t>(0xFFFFFF)) | (p_.max_io_queues & 0xFF) |
          (static_cast<std::uint64_t>((p_.max_queue_entries - 1) & 0xFFFF) << 8);
   regs_.poke(SOHU_CAP0, cap0);
-  regs_.poke(SOHU_CAP1, (p_.matrix.engines & 0xFF) | ((p_.vector.engines & 0xFF) << 8) | ((p_.dma.channels & 0xFF) << 16) |
-                            ((p_.c2c_ports & 0xFF) << 24));
+  regs_.poke(SOHU_CAP1, (p_.matrix.engines & 0xFF) | ((p_.vector.engines & 0xFF) << 8) |
+                            ((p_.dma.channels & 0xFF) << 16) | ((p_.c2c_ports & 0xFF) << 24));
   regs_.poke(SOHU_HBM_SIZE, p_.hbm_bytes);
   regs_.poke(SOHU_SRAM_SIZE, sram_->params().capacity);
   regs_.poke(SOHU_CLOCK_MHZ, static_cast<std::uint64_t>(std::llround(p_.clock_hz / 1e6)));
   regs_.poke(SOHU_FW_STATUS, SOHU_FW_STATUS_STATE_RUNNING);
-
 }
 
 // ---- device-level admin commands ---------------------------------------------------
@@ -404,7 +421,8 @@ Outcome SohuDevice::admin_device(const Sqe& sqe) {
       put64(56, sram_->params().capacity);
       put64(64, static_cast<std::uint64_t>(std::llround(p_.clock_hz)));
       for (unsigned t = 0; t < kNumDataTypes; ++t) {
-        put64(72 + 8 * t, static_cast<std::uint64_t>(std::llround(peak_flops(p_.matrix, static_cast<DataType>(t)) / 1e9)));
+        put64(72 + 8 * t,
+              static_cast<std::uint64_t>(std::llround(peak_flops(p_.matrix, static_cast<DataType>(t)) / 1e9)));
       }
       const std::size_t n = std::min<std::size_t>(p_.name.size(), 63);
       std::memcpy(page.data() + 128, p_.name.data(), n);
@@ -418,7 +436,8 @@ Outcome SohuDevice::admin_device(const Sqe& sqe) {
       Outcome o = decode(sqe, c);
       if (!o.ok()) return o;
       if (!pmu_->select(c.counter, c.event, now_ps())) {
-        return Outcome::fail(Status::InvalidField, "PMU_CONFIG: event id " + std::to_string(c.event) + " is not in the PMU event table");
+        return Outcome::fail(Status::InvalidField,
+                             "PMU_CONFIG: event id " + std::to_string(c.event) + " is not in the PMU event table");
       }
       regs_.poke(SOHU_PMU_EVTSEL(c.counter), c.event);
       const std::uint32_t ctrl = (pmu_->ctrl() & ~1u) | (c.enable ? 1u : 0u) | (c.reset ? 4u : 0u);
@@ -462,7 +481,8 @@ Outcome SohuDevice::admin_device(const Sqe& sqe) {
       std::vector<std::uint64_t> entries(c.entries);
       if (host_port_->access(false, c.table, reinterpret_cast<std::uint8_t*>(entries.data()), entries.size() * 8,
                              sqe.correlation()) != PortStatus::Ok) {
-        return Outcome::fail(Status::HostDmaError, "SET_CONTEXT: read of the table at " + hex(c.table) + " failed", c.table);
+        return Outcome::fail(Status::HostDmaError, "SET_CONTEXT: read of the table at " + hex(c.table) + " failed",
+                             c.table);
       }
       const std::string err = mmu_.set_context(c.context, std::move(entries));
       if (!err.empty()) return Outcome::fail(Status::InvalidField, "SET_CONTEXT: " + err);
@@ -476,7 +496,8 @@ Outcome SohuDevice::admin_device(const Sqe& sqe) {
       regs_.poke(SOHU_POWER_STATE, ps | (ps << 16));
       return o;
     }
-    default: break;
+    default:
+      break;
   }
   return Outcome::fail(Status::InvalidOpcode, "admin opcode " + hex(sqe.opcode()) + " is not defined");
 }
@@ -516,7 +537,8 @@ EnergyReport SohuDevice::energy(double seconds) const {
   a.pcie_bytes = sum(prefix_ + ".dma.host_bytes");  // bulk data; queue entries are negligible
   a.c2c_bytes = sum(prefix_ + ".c2c.*.tx.bytes");
   a.vector_ops = 0;
-  for (unsigned t = 0; t < kNumDataTypes; ++t) a.vector_ops += sum(prefix_ + ".ve*.flops." + to_string(static_cast<DataType>(t)));
+  for (unsigned t = 0; t < kNumDataTypes; ++t)
+    a.vector_ops += sum(prefix_ + ".ve*.flops." + to_string(static_cast<DataType>(t)));
   return models::energy(p_.energy, a, seconds);
 }
 

@@ -9,10 +9,14 @@ namespace sohusim::models {
 
 const char* to_string(Space s) {
   switch (s) {
-    case Space::Host: return "host";
-    case Space::Hbm: return "hbm";
-    case Space::Sram: return "sram";
-    case Space::PeerHbm: return "peer";
+    case Space::Host:
+      return "host";
+    case Space::Hbm:
+      return "hbm";
+    case Space::Sram:
+      return "sram";
+    case Space::PeerHbm:
+      return "peer";
   }
   return "?";
 }

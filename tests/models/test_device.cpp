@@ -31,7 +31,9 @@ void run(DeviceBench& b, const std::function<void()>& body) {
   (void)b;
 }
 
-Status status_of(const Cqe& c) { return static_cast<Status>(c.status); }
+Status status_of(const Cqe& c) {
+  return static_cast<Status>(c.status);
+}
 
 SOHUSIM_SYSTEMC_TEST(Device, BringUpThroughRegistersAndIdentify) {
   DeviceBench b;
@@ -42,9 +44,9 @@ SOHUSIM_SYSTEMC_TEST(Device, BringUpThroughRegistersAndIdentify) {
     EXPECT_EQ(a.read32(SOHU_STATUS) & SOHU_STATUS_RDY_MASK, 0u);
     a.enable();
     EXPECT_NE(a.read32(SOHU_STATUS) & SOHU_STATUS_RDY_MASK, 0u);
-    EXPECT_EQ(a.read32(SOHU_CAP1) & 0xFF, 8u);                 // matrix engines
-    EXPECT_EQ(a.read64(SOHU_HBM_SIZE), 24ULL << 30);           // one HBM3E-8000 stack
-    EXPECT_EQ(a.read32(SOHU_CAP0) & 0xFF, 63u);                // I/O queue pairs
+    EXPECT_EQ(a.read32(SOHU_CAP1) & 0xFF, 8u);        // matrix engines
+    EXPECT_EQ(a.read64(SOHU_HBM_SIZE), 24ULL << 30);  // one HBM3E-8000 stack
+    EXPECT_EQ(a.read32(SOHU_CAP0) & 0xFF, 63u);       // I/O queue pairs
     const std::uint64_t buf = b.host_buffer(nullptr, 4096);
     Sqe id = make_admin(SOHU_ADMIN_OP_IDENTIFY);
     id.set_u64(SOHU_ADMIN_IDENTIFY_ADDR_DW, buf);
@@ -143,8 +145,9 @@ SOHUSIM_SYSTEMC_TEST(Device, PmuCountersReadOverMmioAgreeWithTheRegistry) {
     const double cmds0 = b.count("dev0.cp.commands_completed");
     b.agent->write32(SOHU_PMU_CTRL, SOHU_PMU_CTRL_EN_MASK | SOHU_PMU_CTRL_RESET_MASK);
     for (int i = 0; i < 3; ++i) {
-      EXPECT_EQ(status_of(b.agent->run(1, make_gemm(0, 1 << 20, 2 << 20, 256, 256, 256, DataType::BF16, DataType::BF16))),
-                Status::Success);
+      EXPECT_EQ(
+          status_of(b.agent->run(1, make_gemm(0, 1 << 20, 2 << 20, 256, 256, 256, DataType::BF16, DataType::BF16))),
+          Status::Success);
     }
     b.agent->write32(SOHU_PMU_CTRL, SOHU_PMU_CTRL_EN_MASK | SOHU_PMU_CTRL_FREEZE_MASK);
     reg_cmds_delta = b.count("dev0.cp.commands_completed") - cmds0;
@@ -180,7 +183,8 @@ SOHUSIM_SYSTEMC_TEST(Device, TraceRingRecordsDecodeToTheCommandsRun) {
     const std::uint32_t head = b.agent->read32(SOHU_TRC_HEAD);
     std::vector<std::uint8_t> bytes(head);
     b.sys->cpu().mem_read(ring, bytes.data(), head);
-    for (std::uint32_t off = 0; off < head; off += TraceRecord::kBytes) recs.push_back(TraceRecord::decode(bytes.data() + off));
+    for (std::uint32_t off = 0; off < head; off += TraceRecord::kBytes)
+      recs.push_back(TraceRecord::decode(bytes.data() + off));
     b.agent->write32(SOHU_TRC_TAIL, head);
     EXPECT_EQ(b.agent->read32(SOHU_TRC_DROPS), 0u);
   });
@@ -237,14 +241,18 @@ SOHUSIM_SYSTEMC_TEST(Device, BadCommandsGetSpecificStatusesAndErrorLogEntries) {
     reserved.dw[5] = 1;
     EXPECT_EQ(status_of(a.run(1, reserved)), Status::InvalidField);
     const std::uint64_t hbm = a.read64(SOHU_HBM_SIZE);
-    EXPECT_EQ(status_of(a.run(1, make_gemm(hbm - 64, 0, 0, 64, 64, 64, DataType::BF16, DataType::BF16))), Status::OutOfRange);
-    EXPECT_EQ(status_of(a.run(1, make_gemm(1, 4096, 8192, 8, 8, 8, DataType::BF16, DataType::BF16))), Status::Misaligned);
+    EXPECT_EQ(status_of(a.run(1, make_gemm(hbm - 64, 0, 0, 64, 64, 64, DataType::BF16, DataType::BF16))),
+              Status::OutOfRange);
+    EXPECT_EQ(status_of(a.run(1, make_gemm(1, 4096, 8192, 8, 8, 8, DataType::BF16, DataType::BF16))),
+              Status::Misaligned);
     Sqe dt = make_gemm(0, 4096, 8192, 8, 8, 8, DataType::BF16, DataType::BF16);
     dt.dw[SOHU_IO_GEMM_IN_DTYPE_DW] |= 7u << SOHU_IO_GEMM_IN_DTYPE_SHIFT;
     EXPECT_EQ(status_of(a.run(1, dt)), Status::InvalidDtype);
-    EXPECT_EQ(status_of(a.run(1, make_gemm(0, 4096, 8192, 0, 8, 8, DataType::BF16, DataType::BF16))), Status::InvalidDimensions);
+    EXPECT_EQ(status_of(a.run(1, make_gemm(0, 4096, 8192, 0, 8, 8, DataType::BF16, DataType::BF16))),
+              Status::InvalidDimensions);
     // A host address the IOMMU has not mapped for the device.
-    EXPECT_EQ(status_of(a.run(1, make_dma_copy(Space::Host, 0x7000'0000'0000ULL, Space::Hbm, 0, 4096))), Status::HostDmaError);
+    EXPECT_EQ(status_of(a.run(1, make_dma_copy(Space::Host, 0x7000'0000'0000ULL, Space::Hbm, 0, 4096))),
+              Status::HostDmaError);
     // Queue created twice; CQ still in use.
     Sqe cq = make_admin(SOHU_ADMIN_OP_CREATE_CQ);
     cq.set_u64(SOHU_ADMIN_CREATE_CQ_BASE_DW, b.host_buffer(nullptr, 4096));
@@ -307,7 +315,8 @@ SOHUSIM_SYSTEMC_TEST(Device, FunctionalGemmAttentionAndNormMatchTheCpuReference)
   std::vector<float> C_dev, C_ref(M * N);
   // Attention: 2 query heads per KV head, decode-like (q_len 3 of kv_len 17, causal).
   const std::uint32_t batch = 1, ql = 3, kvl = 17, qh = 4, kvh = 2, hd = 16;
-  const auto Q = rounded(bf, random_values(batch * ql * qh * hd, 3)), Kc = rounded(bf, random_values(batch * kvl * kvh * hd, 4)),
+  const auto Q = rounded(bf, random_values(batch * ql * qh * hd, 3)),
+             Kc = rounded(bf, random_values(batch * kvl * kvh * hd, 4)),
              Vc = rounded(bf, random_values(batch * kvl * kvh * hd, 5));
   std::vector<float> O_dev, O_ref(Q.size());
   const auto X = rounded(bf, random_values(5 * 64, 6, 3.0f)), G = rounded(bf, random_values(64, 7));
@@ -323,12 +332,14 @@ SOHUSIM_SYSTEMC_TEST(Device, FunctionalGemmAttentionAndNormMatchTheCpuReference)
     b.upload(q, encoded(bf, Q).data(), Q.size() * 2);
     b.upload(k, encoded(bf, Kc).data(), Kc.size() * 2);
     b.upload(v, encoded(bf, Vc).data(), Vc.size() * 2);
-    ASSERT_EQ(status_of(b.agent->run(1, make_attention(q, k, v, o, batch, ql, kvl, qh, kvh, hd, bf, true))), Status::Success);
+    ASSERT_EQ(status_of(b.agent->run(1, make_attention(q, k, v, o, batch, ql, kvl, qh, kvh, hd, bf, true))),
+              Status::Success);
     O_dev = decoded(bf, b.download(o, Q.size() * 2));
     const std::uint64_t x = 8 << 20, g = 9 << 20, r = 10 << 20;
     b.upload(x, encoded(bf, X).data(), X.size() * 2);
     b.upload(g, encoded(bf, G).data(), G.size() * 2);
-    ASSERT_EQ(status_of(b.agent->run(1, make_vector(VectorOp::RmsNorm, x, g, r, 5, 64, bf, bf, 1e-5f))), Status::Success);
+    ASSERT_EQ(status_of(b.agent->run(1, make_vector(VectorOp::RmsNorm, x, g, r, 5, 64, bf, bf, 1e-5f))),
+              Status::Success);
     R_dev = decoded(bf, b.download(r, X.size() * 2));
   });
   // CPU reference: FP32 math on the same rounded inputs, then BF16 rounding of the output.
@@ -360,7 +371,8 @@ SOHUSIM_SYSTEMC_TEST(Device, FunctionalGemmAttentionAndNormMatchTheCpuReference)
     const double inv = 1.0 / std::sqrt(ss / 64 + 1e-5);
     for (std::size_t j = 0; j < 64; ++j) {
       const double ref = static_cast<double>(X[row * 64 + j]) * inv * static_cast<double>(G[j]);
-      ASSERT_NEAR(static_cast<double>(R_dev[row * 64 + j]), ref, 1e-2 * std::max(1.0, std::fabs(ref))) << "row " << row << " col " << j;
+      ASSERT_NEAR(static_cast<double>(R_dev[row * 64 + j]), ref, 1e-2 * std::max(1.0, std::fabs(ref)))
+          << "row " << row << " col " << j;
     }
   }
   EXPECT_EQ(b.count("dev0.exec.functional_ops"), 3);
@@ -383,7 +395,8 @@ SOHUSIM_SYSTEMC_TEST(Device, MmuContextTranslatesAndFaults) {
     Sqe g = make_gemm(0, 64 << 10, 128 << 10, 64, 64, 64, DataType::BF16, DataType::BF16);
     g.dw[SOHU_SQE_CONTEXT_DW] |= 3;
     ok = b.agent->run(1, g);
-    Sqe w = make_gemm(0, 64 << 10, (2ULL << 20) + 4096, 64, 64, 64, DataType::BF16, DataType::BF16);  // C in the read-only page
+    Sqe w = make_gemm(0, 64 << 10, (2ULL << 20) + 4096, 64, 64, 64, DataType::BF16,
+                      DataType::BF16);  // C in the read-only page
     w.dw[SOHU_SQE_CONTEXT_DW] |= 3;
     fault = b.agent->run(1, w);
   });
@@ -437,7 +450,8 @@ struct PairBench {
   std::unique_ptr<C2cChannel> ab, ba;
   PairBench() {
     inst.registry = &registry;
-    const sim::Config cfg = device_config({"sim.data_mode=functional", "device.c2c.bandwidth=50 GB/s", "device.c2c.latency=1us"});
+    const sim::Config cfg =
+        device_config({"sim.data_mode=functional", "device.c2c.bandwidth=50 GB/s", "device.c2c.latency=1us"});
     a = std::make_unique<HostSystem>(cfg, inst, "host0", "dev0", 0);
     b = std::make_unique<HostSystem>(cfg, inst, "host1", "dev1", 1);
     const C2cParams p = a->device().params().c2c;
@@ -568,9 +582,9 @@ SOHUSIM_SYSTEMC_TEST(Device, EngineTimeBucketsSumToElapsedCycles) {
     const double elapsed = static_cast<double>(sc_core::sc_time_stamp().value() / b.dev().params().period_ps());
     for (const char* e : {"dev0.me0", "dev0.me7", "dev0.ve0"}) {
       const std::string p = e;
-      const double sum = b.count(p + ".active_cycles") + b.count(p + ".stall_hbm_cycles") + b.count(p + ".stall_sram_cycles") +
-                         b.count(p + ".stall_store_cycles") + b.count(p + ".stall_dependency_cycles") +
-                         b.count(p + ".idle_cycles");
+      const double sum = b.count(p + ".active_cycles") + b.count(p + ".stall_hbm_cycles") +
+                         b.count(p + ".stall_sram_cycles") + b.count(p + ".stall_store_cycles") +
+                         b.count(p + ".stall_dependency_cycles") + b.count(p + ".idle_cycles");
       EXPECT_NEAR(sum, elapsed, 1.0) << e;
     }
     EXPECT_GT(b.count("dev0.me0.active_cycles"), 0);
@@ -590,14 +604,15 @@ SOHUSIM_SYSTEMC_TEST(Device, RandomCommandsAlwaysComplete) {
     for (int i = 0; i < 300; ++i) {
       Sqe s;
       for (auto& d : s.dw) d = static_cast<std::uint32_t>(rng());
-      s.dw[0] = (s.dw[0] & 0xFFFF0000u) | static_cast<std::uint32_t>(rng() % 14);  // mostly defined opcodes, flags clear
+      s.dw[0] =
+          (s.dw[0] & 0xFFFF0000u) | static_cast<std::uint32_t>(rng() % 14);  // mostly defined opcodes, flags clear
       const CommandDesc* d = find_command(CommandQueue::Io, s.opcode());
       const bool keep_reserved = rng() % 8 == 0;  // now and then a reserved bit set
       for (unsigned k = 1; k < 16; ++k) {
         if (d != nullptr && !keep_reserved) s.dw[k] &= d->defined_mask[k];
         if (k >= 4 && rng() % 4 != 0) s.dw[k] &= 0x3FF;  // small addresses, sizes and dimensions, mostly
       }
-      if (rng() % 2 == 0) s.dw[1] = 0;            // physical context half the time
+      if (rng() % 2 == 0) s.dw[1] = 0;             // physical context half the time
       s.dw[5] = s.dw[7] = s.dw[9] = s.dw[11] = 0;  // high address halves: inside the device
       if (s.opcode() == SOHU_IO_OP_SEM_WAIT) s.dw[SOHU_IO_SEM_WAIT_TIMEOUT_US_DW] |= 1;  // no endless waits
       const Cqe c = b.agent->run(1, s);

@@ -66,7 +66,8 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
     } catch (const std::exception&) {
       p1 = 0;
     }
-    if (p1 == 0 || p1 != x || p2 != o.array.size() - x - 1) throw UsageError("--array: `" + o.array + "` is not RxC (e.g. 128x128)");
+    if (p1 == 0 || p1 != x || p2 != o.array.size() - x - 1)
+      throw UsageError("--array: `" + o.array + "` is not RxC (e.g. 128x128)");
     loader.set("device.matrix.rows=" + std::to_string(r));
     loader.set("device.matrix.cols=" + std::to_string(c));
   }
@@ -85,7 +86,8 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
 
   sim::ensure_time_resolution();
   counters::Registry registry;
-  std::unique_ptr<counters::TraceRecorder> trace = open_trace(cfg.get_string("trace.file"), cfg.get_string("trace.format"));
+  std::unique_ptr<counters::TraceRecorder> trace =
+      open_trace(cfg.get_string("trace.file"), cfg.get_string("trace.format"));
   const counters::TrackId proc = trace->enabled() ? trace->process_track("host0") : 0;
   sim::Instrumentation inst{&registry, trace.get(), proc};
   std::unique_ptr<models::HostSystem> sys;
@@ -108,20 +110,25 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
   models::Cqe done{};
   std::string failure;
   sc_core::sc_time t0, t1;
-  sc_core::sc_spawn([&] {
-    try {
-      agent.probe();
-      agent.enable();
-      agent.create_io_queue(1, 64, 1);
-      t0 = sc_core::sc_time_stamp();
-      done = agent.run(1, models::make_gemm(a, b, c, static_cast<std::uint32_t>(o.m), static_cast<std::uint32_t>(o.k),
-                                            static_cast<std::uint32_t>(o.n), dt, dt));
-      t1 = sc_core::sc_time_stamp();
-      if (done.status != 0) failure = std::string("the GEMM completed with status ") + models::to_string(static_cast<models::Status>(done.status));
-    } catch (const std::exception& e) {
-      failure = e.what();
-    }
-  }, "host_agent");
+  sc_core::sc_spawn(
+      [&] {
+        try {
+          agent.probe();
+          agent.enable();
+          agent.create_io_queue(1, 64, 1);
+          t0 = sc_core::sc_time_stamp();
+          done =
+              agent.run(1, models::make_gemm(a, b, c, static_cast<std::uint32_t>(o.m), static_cast<std::uint32_t>(o.k),
+                                             static_cast<std::uint32_t>(o.n), dt, dt));
+          t1 = sc_core::sc_time_stamp();
+          if (done.status != 0)
+            failure = std::string("the GEMM completed with status ") +
+                      models::to_string(static_cast<models::Status>(done.status));
+        } catch (const std::exception& e) {
+          failure = e.what();
+        }
+      },
+      "host_agent");
   const SimulationRun run = run_simulation(cfg);
   sys->sync_stats();
   if (!stats_path.empty()) write_stats(registry, stats_path, cfg.get_string("stats.format"));
@@ -136,8 +143,9 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
   const double seconds = (t1 - t0).to_seconds();
   const double flops = 2.0 * static_cast<double>(o.m) * static_cast<double>(o.k) * static_cast<double>(o.n);
   const double peak = models::peak_flops(p.matrix, dt);
-  const std::uint64_t compute = models::compute_cycles(p.matrix.fold_model, p.matrix.dataflow, p.matrix.array,
-                                                       models::GemmShape{o.m, o.k, o.n}, p.matrix.rate[static_cast<unsigned>(dt)]);
+  const std::uint64_t compute =
+      models::compute_cycles(p.matrix.fold_model, p.matrix.dataflow, p.matrix.array, models::GemmShape{o.m, o.k, o.n},
+                             p.matrix.rate[static_cast<unsigned>(dt)]);
   double busiest = 0, active = 0, useful = 0, issued = 0;
   for (const counters::Stat* s : registry.glob("dev0.me*.active_cycles")) {
     busiest = std::max(busiest, s->value());
@@ -181,17 +189,21 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
     j["wall_seconds"] = run.wall_seconds;
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << std::setprecision(4) << "sohusim gemm: " << p.name << ", " << o.m << " x " << o.k << " x " << o.n << " "
-              << models::to_string(dt) << " on " << p.matrix.engines << " engine(s) of " << p.matrix.array.rows << "x"
-              << p.matrix.array.cols << " (" << models::to_string(p.matrix.dataflow) << ", " << models::to_string(p.matrix.fold_model)
-              << ")\n"
+    std::cout << std::setprecision(4) << "sohusim gemm: " << p.name << ", " << o.m << " x " << o.k << " x " << o.n
+              << " " << models::to_string(dt) << " on " << p.matrix.engines << " engine(s) of " << p.matrix.array.rows
+              << "x" << p.matrix.array.cols << " (" << models::to_string(p.matrix.dataflow) << ", "
+              << models::to_string(p.matrix.fold_model) << ")\n"
               << "  time           " << seconds * 1e6 << " us (" << std::llround(total_cycles) << " cycles at "
               << p.clock_hz / 1e9 << " GHz), doorbell to completion\n"
-              << "  compute cycles " << compute << " (whole GEMM on one array, " << models::to_string(p.matrix.fold_model)
-              << " convention); busiest engine active " << static_cast<std::uint64_t>(busiest) << "\n"
-              << "  throughput     " << tflops << " TFLOPS of " << peak / 1e12 << " peak (" << utilization * 100 << " %)\n"
-              << "  HBM            " << hbm_bytes / 1e6 << " MB, " << (seconds > 0 ? hbm_bytes / seconds / 1e9 : 0) << " GB/s\n"
-              << "  energy         " << energy.total_j * 1e3 << " mJ, " << energy.average_w << " W average (docs/device.md: model)\n"
+              << "  compute cycles " << compute << " (whole GEMM on one array, "
+              << models::to_string(p.matrix.fold_model) << " convention); busiest engine active "
+              << static_cast<std::uint64_t>(busiest) << "\n"
+              << "  throughput     " << tflops << " TFLOPS of " << peak / 1e12 << " peak (" << utilization * 100
+              << " %)\n"
+              << "  HBM            " << hbm_bytes / 1e6 << " MB, " << (seconds > 0 ? hbm_bytes / seconds / 1e9 : 0)
+              << " GB/s\n"
+              << "  energy         " << energy.total_j * 1e3 << " mJ, " << energy.average_w
+              << " W average (docs/device.md: model)\n"
               << "  wall time      " << run.wall_seconds << " s\n";
   }
   return kOk;
@@ -201,14 +213,16 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
 
 void add_gemm_command(CLI::App& root, const GlobalOptions& global, Action& action) {
   auto o = std::make_shared<GemmOptions>();
-  auto* cmd = root.add_subcommand("gemm", "run one GEMM command through the device; print cycles, time, TFLOPS, utilization");
+  auto* cmd =
+      root.add_subcommand("gemm", "run one GEMM command through the device; print cycles, time, TFLOPS, utilization");
   cmd->add_option("--arch", o->arch, "architecture preset (configs/arch: sohu, a100-like, h100-like) or a YAML file")
       ->capture_default_str();
   cmd->add_option("--m", o->m, "rows of A and C")->required();
   cmd->add_option("--k", o->k, "reduction dimension")->required();
   cmd->add_option("--n", o->n, "columns of B and C")->required();
   cmd->add_option("--dtype", o->dtype, "fp8 | fp8_e5m2 | bf16 | fp16")->capture_default_str();
-  cmd->add_option("--dataflow", o->dataflow, "ws | os | is (default: the preset's)")->check(CLI::IsMember({"ws", "os", "is"}));
+  cmd->add_option("--dataflow", o->dataflow, "ws | os | is (default: the preset's)")
+      ->check(CLI::IsMember({"ws", "os", "is"}));
   cmd->add_option("--fold-model", o->fold_model, "overlap | scalesim (default: the preset's)")
       ->check(CLI::IsMember({"overlap", "scalesim"}));
   cmd->add_option("--engines", o->engines, "matrix engines (default: the preset's)");

@@ -21,17 +21,15 @@
 namespace sohusim::models {
 
 struct C2cParams {
-  double bytes_per_s = 100e9;        // per direction (assumption)
+  double bytes_per_s = 100e9;  // per direction (assumption)
   std::uint64_t latency_ps = 500'000;
-  std::uint64_t packet_bytes = 256;  // payload per packet
-  std::uint64_t overhead_bytes = 16; // header/CRC per packet
+  std::uint64_t packet_bytes = 256;   // payload per packet
+  std::uint64_t overhead_bytes = 16;  // header/CRC per packet
   void validate() const {
     if (!(bytes_per_s > 0)) throw std::invalid_argument("device.c2c.bandwidth must be > 0");
     if (packet_bytes == 0) throw std::invalid_argument("device.c2c.packet must be > 0");
   }
-  std::uint64_t wire_bytes(std::uint64_t n) const {
-    return n + (n + packet_bytes - 1) / packet_bytes * overhead_bytes;
-  }
+  std::uint64_t wire_bytes(std::uint64_t n) const { return n + (n + packet_bytes - 1) / packet_bytes * overhead_bytes; }
 };
 
 class C2cChannel {

@@ -79,24 +79,58 @@ struct Cqe {
 /// What a decode or an execution step reports.
 struct Outcome {
   Status status = Status::Success;
-  std::string message;       // for the error log: names the field or address
-  std::uint64_t address = 0; // faulting address, if any
-  std::uint64_t result = 0;  // CQE RESULT on success
+  std::string message;        // for the error log: names the field or address
+  std::uint64_t address = 0;  // faulting address, if any
+  std::uint64_t result = 0;   // CQE RESULT on success
   bool ok() const { return status == Status::Success; }
   static Outcome fail(Status s, std::string m, std::uint64_t addr = 0) { return Outcome{s, std::move(m), addr, 0}; }
 };
 
 // ---- admin ----
-struct CreateQueueCmd { std::uint64_t base; std::uint16_t qid; std::uint32_t entries; std::uint16_t vector; bool ien; std::uint16_t cqid; };
-struct QueueIdCmd { std::uint16_t qid; };
-struct FeatureCmd { std::uint8_t fid; std::uint32_t value; std::uint32_t value2; };
-struct PmuConfigCmd { unsigned counter; std::uint16_t event; bool enable; bool reset; };
-struct TraceConfigCmd { std::uint64_t ring; std::uint32_t size; std::uint32_t mask; bool enable; };
-struct SetContextCmd { std::uint64_t table; std::uint16_t context; bool valid; std::uint32_t entries; };
-struct IdentifyCmd { std::uint64_t addr; };
+struct CreateQueueCmd {
+  std::uint64_t base;
+  std::uint16_t qid;
+  std::uint32_t entries;
+  std::uint16_t vector;
+  bool ien;
+  std::uint16_t cqid;
+};
+struct QueueIdCmd {
+  std::uint16_t qid;
+};
+struct FeatureCmd {
+  std::uint8_t fid;
+  std::uint32_t value;
+  std::uint32_t value2;
+};
+struct PmuConfigCmd {
+  unsigned counter;
+  std::uint16_t event;
+  bool enable;
+  bool reset;
+};
+struct TraceConfigCmd {
+  std::uint64_t ring;
+  std::uint32_t size;
+  std::uint32_t mask;
+  bool enable;
+};
+struct SetContextCmd {
+  std::uint64_t table;
+  std::uint16_t context;
+  bool valid;
+  std::uint32_t entries;
+};
+struct IdentifyCmd {
+  std::uint64_t addr;
+};
 
 // ---- I/O ----
-struct DmaCopyCmd { std::uint64_t src, dst, length; Space src_space, dst_space; unsigned peer; };
+struct DmaCopyCmd {
+  std::uint64_t src, dst, length;
+  Space src_space, dst_space;
+  unsigned peer;
+};
 struct GemmCmd {
   std::uint64_t a, b, c, d;
   std::uint32_t m, k, n;
@@ -121,11 +155,31 @@ struct VectorCmd {
   std::uint32_t aux, aux2;
 };
 enum class CollectiveOp : std::uint8_t { Send = 0, Recv = 1, ReduceStep = 2, GatherStep = 3 };
-struct CollectiveCmd { std::uint64_t addr, length; CollectiveOp op; unsigned peer; DataType dtype; std::uint32_t tag; };
-struct SemSignalCmd { unsigned sem; unsigned device; std::uint32_t value; };
-struct SemWaitCmd { unsigned sem; std::uint32_t value; std::uint32_t timeout_us; };
-struct AddressCmd { std::uint64_t addr; Space space; };  // TIMESTAMP, PMU_SNAPSHOT
-struct ExecProgramCmd { std::uint64_t addr; std::uint32_t count; };
+struct CollectiveCmd {
+  std::uint64_t addr, length;
+  CollectiveOp op;
+  unsigned peer;
+  DataType dtype;
+  std::uint32_t tag;
+};
+struct SemSignalCmd {
+  unsigned sem;
+  unsigned device;
+  std::uint32_t value;
+};
+struct SemWaitCmd {
+  unsigned sem;
+  std::uint32_t value;
+  std::uint32_t timeout_us;
+};
+struct AddressCmd {
+  std::uint64_t addr;
+  Space space;
+};  // TIMESTAMP, PMU_SNAPSHOT
+struct ExecProgramCmd {
+  std::uint64_t addr;
+  std::uint32_t count;
+};
 
 Outcome decode(const Sqe&, CreateQueueCmd&, bool completion_queue);
 Outcome decode(const Sqe&, QueueIdCmd&);

@@ -51,12 +51,13 @@ class CommandProcessor {
  public:
   struct Hooks {
     std::function<void(unsigned vector)> raise_msix;
-    std::function<void(ErrorEntry)> error;                                   // log + error interrupt
+    std::function<void(ErrorEntry)> error;  // log + error interrupt
     std::function<Outcome(const Sqe&, std::uint16_t qid)> execute_io;
-    std::function<Outcome(const Sqe&)> execute_admin_device;                 // IDENTIFY, PMU_CONFIG, TRACE_CONFIG, SET_CONTEXT, power
-    std::function<void(const Sqe&, std::uint16_t qid, bool start, std::uint16_t status)> command_event;  // trace unit, PMU poll
-    std::function<void(bool ready)> ready;                                   // STATUS.RDY
-    std::function<std::uint32_t()> power_state;                              // for GET_FEATURES
+    std::function<Outcome(const Sqe&)> execute_admin_device;  // IDENTIFY, PMU_CONFIG, TRACE_CONFIG, SET_CONTEXT, power
+    std::function<void(const Sqe&, std::uint16_t qid, bool start, std::uint16_t status)>
+        command_event;                           // trace unit, PMU poll
+    std::function<void(bool ready)> ready;       // STATUS.RDY
+    std::function<std::uint32_t()> power_state;  // for GET_FEATURES
   };
   static constexpr unsigned kMaxQueues = 64;  // queue ids 0 (admin) .. 63
 

@@ -30,10 +30,10 @@
 namespace sohusim::models {
 
 struct MmuParams {
-  unsigned contexts = 64;               // context ids 0 .. contexts-1 (0 is physical)
+  unsigned contexts = 64;  // context ids 0 .. contexts-1 (0 is physical)
   std::uint64_t page_bytes = 2ULL << 20;
   unsigned tlb_entries = 64;
-  std::uint64_t miss_ps = 100'000;      // on-chip table lookup on a TLB miss (assumption)
+  std::uint64_t miss_ps = 100'000;  // on-chip table lookup on a TLB miss (assumption)
   std::uint64_t max_table_entries = 1ULL << 20;
   void validate() const;
 };
@@ -50,8 +50,8 @@ struct MmuResult {
   std::uint64_t cost_ps = 0;         // TLB misses x miss_ps
   std::uint64_t tlb_hits = 0;
   std::uint64_t tlb_misses = 0;
-  std::uint64_t fault_address = 0;   // the first virtual address that failed
-  std::string fault;                 // why, for the error log and humans
+  std::uint64_t fault_address = 0;  // the first virtual address that failed
+  std::string fault;                // why, for the error log and humans
 };
 
 class DeviceMmu {

@@ -35,11 +35,11 @@ struct DeviceParams {
   unsigned pmu_counter_bits = 48;
   std::uint64_t command_latency_ps = 200'000;
   std::uint64_t enable_latency_ps = 10'000'000;
-  bool functional = false;             // sim.data_mode
-  std::uint64_t sram_bytes = 0;        // sram.capacity
-  std::uint64_t hbm_bytes = 0;         // from hbm.*
-  double hbm_peak_bytes_per_s = 0;     // from hbm.*
-  double hbm_sustained_fraction = 0.9; // what the tiler assumes of the peak (the HBM model decides the real rate)
+  bool functional = false;              // sim.data_mode
+  std::uint64_t sram_bytes = 0;         // sram.capacity
+  std::uint64_t hbm_bytes = 0;          // from hbm.*
+  double hbm_peak_bytes_per_s = 0;      // from hbm.*
+  double hbm_sustained_fraction = 0.9;  // what the tiler assumes of the peak (the HBM model decides the real rate)
 
   /// Reads the config (which must come from a schema that merged device_schema(),
   /// memory_schema() and the core schema). HBM size and peak come from `hbm.*`.

@@ -11,8 +11,8 @@
 // per-copy descriptor set-up time. Bytes move only when one side holds data (functional
 // mode, or host memory, which always does); otherwise the chunks are timing-only.
 //
-// Stats (under <prefix>.dma): copies, bytes, errors, host_bytes (to or from host memory), and per path `<src>_to_<dst>.bytes`
-// (e.g. `dev0.dma.host_to_hbm.bytes`), registered when the path is first used.
+// Stats (under <prefix>.dma): copies, bytes, errors, host_bytes (to or from host memory), and per path
+// `<src>_to_<dst>.bytes` (e.g. `dev0.dma.host_to_hbm.bytes`), registered when the path is first used.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -27,8 +27,8 @@ namespace sohusim::models {
 
 struct DmaParams {
   unsigned channels = 8;
-  std::uint64_t chunk = 1ULL << 20;   // bytes per channel transfer
-  std::uint64_t setup_ps = 100'000;   // descriptor fetch and set-up per copy (assumption)
+  std::uint64_t chunk = 1ULL << 20;  // bytes per channel transfer
+  std::uint64_t setup_ps = 100'000;  // descriptor fetch and set-up per copy (assumption)
   void validate() const;
 };
 

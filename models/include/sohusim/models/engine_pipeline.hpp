@@ -32,16 +32,16 @@
 namespace sohusim::models {
 
 struct EngineTile {
-  std::uint64_t load_address = 0;    // HBM address of the operands to stream in (0 bytes: resident)
+  std::uint64_t load_address = 0;  // HBM address of the operands to stream in (0 bytes: resident)
   std::uint64_t load_bytes = 0;
-  std::uint64_t sram_address = 0;    // where the engine reads its operands in SRAM
-  std::uint64_t sram_read_bytes = 0; // operand bytes the engine reads from SRAM while computing
-  std::uint64_t compute_cycles = 0;  // engine cycles
-  std::uint64_t store_address = 0;   // HBM address of the results written after this tile
+  std::uint64_t sram_address = 0;     // where the engine reads its operands in SRAM
+  std::uint64_t sram_read_bytes = 0;  // operand bytes the engine reads from SRAM while computing
+  std::uint64_t compute_cycles = 0;   // engine cycles
+  std::uint64_t store_address = 0;    // HBM address of the results written after this tile
   std::uint64_t store_bytes = 0;
-  std::uint64_t useful_macs = 0;     // MACs the command needs
-  std::uint64_t issued_macs = 0;     // MACs the array spends, padding included
-  std::uint64_t flops = 0;           // floating-point operations (vector work; 2 x MACs for matrix work)
+  std::uint64_t useful_macs = 0;  // MACs the command needs
+  std::uint64_t issued_macs = 0;  // MACs the array spends, padding included
+  std::uint64_t flops = 0;        // floating-point operations (vector work; 2 x MACs for matrix work)
 };
 
 /// An engine's counters, registered under its scope (e.g. `dev0.me3`).
@@ -71,8 +71,7 @@ struct EngineTrace {
 /// SystemC thread. `sram` may be nullptr (operands read at the compute rate for free).
 /// Returns false if a memory access failed (the rest of the list is abandoned after the
 /// tiles in flight; the caller fails the command).
-bool run_engine_tiles(const std::vector<EngineTile>& tiles, MemoryPort& hbm, MemoryPort* sram,
-                      std::uint64_t period_ps, DataType dtype, EngineCounters& counters, const EngineTrace& trace,
-                      std::uint64_t correlation);
+bool run_engine_tiles(const std::vector<EngineTile>& tiles, MemoryPort& hbm, MemoryPort* sram, std::uint64_t period_ps,
+                      DataType dtype, EngineCounters& counters, const EngineTrace& trace, std::uint64_t correlation);
 
 }  // namespace sohusim::models

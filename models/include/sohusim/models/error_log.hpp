@@ -12,12 +12,12 @@
 namespace sohusim::models {
 
 struct ErrorEntry {
-  std::uint16_t status = 0;      // SOHU_STATUS_* code
-  std::uint64_t address = 0;     // faulting address, or 0
-  std::uint16_t queue = 0;       // queue id (0: admin or none)
-  std::uint16_t command = 0;     // command id, or 0
-  std::uint64_t time_ps = 0;     // simulated time it was logged
-  std::string message;           // what the simulator knows, for humans
+  std::uint16_t status = 0;   // SOHU_STATUS_* code
+  std::uint64_t address = 0;  // faulting address, or 0
+  std::uint16_t queue = 0;    // queue id (0: admin or none)
+  std::uint16_t command = 0;  // command id, or 0
+  std::uint64_t time_ps = 0;  // simulated time it was logged
+  std::string message;        // what the simulator knows, for humans
 };
 
 class ErrorLog {

@@ -76,8 +76,9 @@ Sqe make_gemm(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint32_t m
               DataType in, DataType out, Activation act = Activation::None, bool trans_a = false, bool trans_b = false);
 Sqe make_dma_copy(Space src_space, std::uint64_t src, Space dst_space, std::uint64_t dst, std::uint64_t length,
                   unsigned peer = 0);
-Sqe make_vector(VectorOp op, std::uint64_t x, std::uint64_t y, std::uint64_t out, std::uint32_t rows, std::uint32_t cols,
-                DataType in, DataType out_type, float scalar = 0, std::uint32_t aux = 0, std::uint32_t aux2 = 0);
+Sqe make_vector(VectorOp op, std::uint64_t x, std::uint64_t y, std::uint64_t out, std::uint32_t rows,
+                std::uint32_t cols, DataType in, DataType out_type, float scalar = 0, std::uint32_t aux = 0,
+                std::uint32_t aux2 = 0);
 Sqe make_attention(std::uint64_t q, std::uint64_t k, std::uint64_t v, std::uint64_t o, std::uint32_t batch,
                    std::uint32_t q_len, std::uint32_t kv_len, std::uint32_t q_heads, std::uint32_t kv_heads,
                    std::uint32_t head_dim, DataType dtype, bool causal);

@@ -30,9 +30,9 @@ namespace sohusim::models {
 class HostSystem {
  public:
   static constexpr pcie::RequesterId kDeviceRid = pcie::make_rid(1, 0, 0);
-  static constexpr std::uint64_t kBar0 = 0xF000'0000ULL;      // where probe() places BAR0
-  static constexpr std::uint64_t kBar2 = 0x100'0000'0000ULL;  // and BAR2 (64-bit, above 1 TiB)
-  static constexpr std::uint64_t kCpuMemoryAccessPs = 20'000; // a CPU load/store to cached DRAM (assumption)
+  static constexpr std::uint64_t kBar0 = 0xF000'0000ULL;       // where probe() places BAR0
+  static constexpr std::uint64_t kBar2 = 0x100'0000'0000ULL;   // and BAR2 (64-bit, above 1 TiB)
+  static constexpr std::uint64_t kCpuMemoryAccessPs = 20'000;  // a CPU load/store to cached DRAM (assumption)
 
   /// Builds everything from the config (which must come from tools' full schema: core,
   /// memory, pcie and device). `host` and `device` are the stats prefixes (host0, dev0).

@@ -23,15 +23,17 @@ namespace sohusim::models {
 inline std::uint32_t ring_used(std::uint32_t head, std::uint32_t tail, std::uint32_t entries) {
   return (tail + entries - head) % entries;
 }
-inline std::uint32_t ring_next(std::uint32_t i, std::uint32_t entries) { return (i + 1) % entries; }
+inline std::uint32_t ring_next(std::uint32_t i, std::uint32_t entries) {
+  return (i + 1) % entries;
+}
 
 struct SubmissionQueue {
   std::uint16_t id = 0;
-  std::uint64_t base = 0;      // IOVA of entry 0
-  std::uint32_t entries = 0;   // ring size (QSIZE + 1)
+  std::uint64_t base = 0;     // IOVA of entry 0
+  std::uint32_t entries = 0;  // ring size (QSIZE + 1)
   std::uint16_t cqid = 0;
-  std::uint32_t head = 0;      // next entry the device fetches
-  std::uint32_t tail = 0;      // from the doorbell
+  std::uint32_t head = 0;  // next entry the device fetches
+  std::uint32_t tail = 0;  // from the doorbell
   std::uint64_t generation = 0;
   bool deleted = false;
   unsigned in_flight = 0;      // fetched, not yet completed
@@ -43,21 +45,21 @@ struct CompletionQueue {
   std::uint16_t id = 0;
   std::uint64_t base = 0;
   std::uint32_t entries = 0;
-  std::uint32_t tail = 0;      // next entry the device writes
-  std::uint32_t head = 0;      // from the doorbell
-  bool phase = true;           // phase tag the device writes; flips at every wrap
-  std::uint16_t vector = 0;    // MSI-X vector
+  std::uint32_t tail = 0;    // next entry the device writes
+  std::uint32_t head = 0;    // from the doorbell
+  bool phase = true;         // phase tag the device writes; flips at every wrap
+  std::uint16_t vector = 0;  // MSI-X vector
   bool irq_enabled = true;
-  unsigned sq_refs = 0;        // SQs posting here (a CQ in use cannot be deleted)
+  unsigned sq_refs = 0;  // SQs posting here (a CQ in use cannot be deleted)
   std::uint64_t generation = 0;
   bool deleted = false;
   // Interrupt coalescing: raise after `coalesce_count` completions or `coalesce_time_ps`
   // after the first unsignalled one, whichever comes first (0/1 and 0: every completion).
   unsigned coalesce_count = 0;
   std::uint64_t coalesce_time_ps = 0;
-  unsigned pending = 0;        // completions posted since the last interrupt
-  sc_core::sc_event space;     // head moved (room for more entries)
-  sc_core::sc_event timer;     // coalescing time threshold
+  unsigned pending = 0;     // completions posted since the last interrupt
+  sc_core::sc_event space;  // head moved (room for more entries)
+  sc_core::sc_event timer;  // coalescing time threshold
 };
 
 }  // namespace sohusim::models

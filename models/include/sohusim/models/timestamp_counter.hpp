@@ -19,12 +19,14 @@
 namespace sohusim::models {
 
 struct TimestampParams {
-  double offset_ns = 0;   // device time at simulated time 0
-  double drift_ppm = 0;   // frequency error of the device clock
+  double offset_ns = 0;  // device time at simulated time 0
+  double drift_ppm = 0;  // frequency error of the device clock
   void validate() const {
-    if (!(offset_ns >= 0) || offset_ns > 1e18) throw std::invalid_argument("device.timestamp.offset must be in 0 .. 1e9 s");
+    if (!(offset_ns >= 0) || offset_ns > 1e18)
+      throw std::invalid_argument("device.timestamp.offset must be in 0 .. 1e9 s");
     if (!(std::fabs(drift_ppm) <= 1000)) {
-      throw std::invalid_argument("device.timestamp.drift_ppm must be in -1000 .. 1000, not " + std::to_string(drift_ppm));
+      throw std::invalid_argument("device.timestamp.drift_ppm must be in -1000 .. 1000, not " +
+                                  std::to_string(drift_ppm));
     }
   }
 };
@@ -35,7 +37,8 @@ class TimestampCounter {
   /// The counter's value at simulated time `sim_ps` (picoseconds).
   std::uint64_t device_ns(std::uint64_t sim_ps) const {
     const long double t_ns = static_cast<long double>(sim_ps) / 1000.0L;
-    const long double v = static_cast<long double>(p_.offset_ns) + t_ns * (1.0L + static_cast<long double>(p_.drift_ppm) * 1e-6L);
+    const long double v =
+        static_cast<long double>(p_.offset_ns) + t_ns * (1.0L + static_cast<long double>(p_.drift_ppm) * 1e-6L);
     return static_cast<std::uint64_t>(std::floor(v));
   }
   const TimestampParams& params() const noexcept { return p_; }

@@ -17,8 +17,8 @@ namespace sohusim::models {
 class TlmMemoryPort : public MemoryPort {
  public:
   /// `socket` must be bound before the first access (the port may be built during elaboration).
-  TlmMemoryPort(tlm::tlm_initiator_socket<>& socket, std::uint64_t size, bool holds_data, std::optional<std::uint32_t> requester = std::nullopt,
-                std::uint64_t max_burst = 1ULL << 20)
+  TlmMemoryPort(tlm::tlm_initiator_socket<>& socket, std::uint64_t size, bool holds_data,
+                std::optional<std::uint32_t> requester = std::nullopt, std::uint64_t max_burst = 1ULL << 20)
       : socket_(&socket), size_(size), holds_data_(holds_data), requester_(requester), max_burst_(max_burst) {}
   PortStatus access(bool write, std::uint64_t address, std::uint8_t* data, std::uint64_t bytes,
                     std::uint64_t correlation) override;

@@ -28,7 +28,13 @@
 
 namespace sohusim::models {
 
-enum class TraceRecordType : std::uint16_t { CommandStart = 1, CommandEnd = 2, EngineActivity = 3, Dma = 4, Interrupt = 5 };
+enum class TraceRecordType : std::uint16_t {
+  CommandStart = 1,
+  CommandEnd = 2,
+  EngineActivity = 3,
+  Dma = 4,
+  Interrupt = 5
+};
 /// TRC_MASK bits per record type.
 enum TraceCategory : std::uint32_t { kTraceCommands = 1, kTraceEngines = 2, kTraceDma = 4, kTraceInterrupts = 8 };
 
