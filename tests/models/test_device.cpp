@@ -633,3 +633,74 @@ SOHUSIM_SYSTEMC_TEST(Device, RandomCommandsAlwaysComplete) {
 
 }  // namespace
 }  // namespace sohusim::models::test
+
+namespace sohusim::models::test {
+namespace {
+
+SOHUSIM_SYSTEMC_TEST(Device, PmuOverflowSetsStatusAndInterrupts) {
+  DeviceBench b({"device.pmu.counter_bits=16"});
+  std::uint32_t ovf = 0, ovf_after_clear = 0;
+  std::uint64_t counter = 0;
+  run(b, [&] {
+    b.bring_up();
+    b.agent->write32(SOHU_ERR_VECTOR, 5);
+    b.agent->write32(SOHU_PMU_EVTSEL(2), SOHU_PMU_EVT_ME_ACTIVE_CYCLES);
+    b.agent->write32(SOHU_PMU_CTRL, SOHU_PMU_CTRL_EN_MASK | SOHU_PMU_CTRL_RESET_MASK | SOHU_PMU_CTRL_OVF_IRQ_EN_MASK);
+    // 8 engines x well over 65536 / 8 active cycles each.
+    b.agent->run(1, make_gemm(0, 8 << 20, 16 << 20, 2048, 2048, 2048, DataType::BF16, DataType::BF16));
+    b.sys->irq().wait_for(5);
+    ovf = b.agent->read32(SOHU_PMU_OVF);
+    counter = b.agent->read64(SOHU_PMU_COUNTER(2));
+    b.agent->write32(SOHU_PMU_OVF, ovf);  // RW1C
+    ovf_after_clear = b.agent->read32(SOHU_PMU_OVF);
+  });
+  EXPECT_NE(ovf & (1u << 2), 0u);
+  EXPECT_LT(counter, 1u << 16);                  // wrapped to 16 bits
+  EXPECT_GT(b.sum("dev0.me*.active_cycles"), 65536);
+  EXPECT_EQ(ovf_after_clear & (1u << 2), 0u);
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, TraceRingFullDropsAndCounts) {
+  DeviceBench b;
+  std::uint32_t drops = 0, drops_again = 0, head = 0;
+  run(b, [&] {
+    b.bring_up(256);
+    const std::uint64_t ring = b.host_buffer(nullptr, 4096);  // 128 records, one slot kept empty
+    Sqe t = make_admin(SOHU_ADMIN_OP_TRACE_CONFIG);
+    t.set_u64(SOHU_ADMIN_TRACE_CONFIG_RING_DW, ring);
+    t.dw[SOHU_ADMIN_TRACE_CONFIG_SIZE_DW] = 4096;
+    t.dw[SOHU_ADMIN_TRACE_CONFIG_MASK_DW] = 1;
+    t.dw[SOHU_ADMIN_TRACE_CONFIG_ENABLE_DW] = 1;
+    ASSERT_EQ(status_of(b.agent->admin(t)), Status::Success);
+    for (int i = 0; i < 100; ++i) b.agent->run(1, make_nop());  // 200 records, nobody consuming
+    head = b.agent->read32(SOHU_TRC_HEAD);
+    drops = b.agent->read32(SOHU_TRC_DROPS);
+    drops_again = b.agent->read32(SOHU_TRC_DROPS);  // read clears
+  });
+  EXPECT_EQ(head, 4096u - 32u);
+  // 201 records (TRACE_CONFIG's own end record, then 100 start/end pairs); 127 fit.
+  EXPECT_EQ(drops, 201u - 127u);
+  EXPECT_EQ(drops_again, 0u);
+  EXPECT_EQ(b.count("dev0.trace_unit.drops"), 74);
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, TimestampCounterHasItsOwnOffsetAndDrift) {
+  DeviceBench b({"device.timestamp.offset=5 ms", "device.timestamp.drift_ppm=50"});
+  std::uint64_t d0 = 0, d1 = 0;
+  double t0 = 0, t1 = 0;
+  run(b, [&] {
+    b.agent->probe();
+    t0 = sc_core::sc_time_stamp().to_seconds();
+    d0 = b.agent->read64(SOHU_TIMESTAMP);
+    sc_core::wait(100, sc_core::SC_MS);
+    t1 = sc_core::sc_time_stamp().to_seconds();
+    d1 = b.agent->read64(SOHU_TIMESTAMP);
+  });
+  // Device time = 5 ms + t x (1 + 50e-6), read somewhere inside each MMIO round trip.
+  EXPECT_NEAR(static_cast<double>(d0), 5e6 + t0 * 1e9 * (1 + 50e-6), 2000.0);
+  const double rate = static_cast<double>(d1 - d0) / ((t1 - t0) * 1e9);
+  EXPECT_NEAR(rate, 1 + 50e-6, 2e-6);
+}
+
+}  // namespace
+}  // namespace sohusim::models::test

@@ -32,7 +32,7 @@ struct DeviceParams {
   unsigned max_queue_entries = 4096;
   unsigned fetch_batch = 8;
   unsigned error_log_entries = 64;
-  unsigned pmu_counter_bits = 48;
+  unsigned pmu_counter_bits = 64;
   std::uint64_t command_latency_ps = 200'000;
   std::uint64_t enable_latency_ps = 10'000'000;
   bool functional = false;              // sim.data_mode

@@ -9,7 +9,7 @@
 // The glob is resolved when the event is selected (every counter it names exists from
 // device construction on). A counter counts while the PMU is enabled and not frozen: its
 // value is what the selected registry counters gained during counting periods. Counters are
-// `counter_bits` wide (48 by default, as Arm's PMUv3 event counters may be); crossing the
+// `counter_bits` wide (64 by default; narrower widths, as on Arm PMUv3, overflow sooner); crossing the
 // top sets the counter's overflow bit (bit 31 for the cycle counter), which raises the PMU
 // interrupt when enabled. Overflow is detected when the device looks — at every register
 // read and after every command — not at the exact cycle (documented simplification).
