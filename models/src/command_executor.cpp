@@ -225,8 +225,17 @@ Outcome CommandExecutor::exec_dma(const Sqe& sqe) {
 
 // ---- engines -----------------------------------------------------------------------
 
-bool CommandExecutor::run_engines(bool matrix, const std::vector<std::vector<EngineTile>>& per_engine, DataType dt,
+bool CommandExecutor::run_engines(bool matrix, std::vector<std::vector<EngineTile>>& per_engine, DataType dt,
                                   std::uint64_t correlation, const char* tile_name) {
+  // A tile's operand stream is modelled as one range from its first block; near the end of
+  // HBM that range may run past it: slide it back inside (same bytes, same channels spread).
+  const std::uint64_t hbm_size = w_.hbm->size();
+  for (auto& list : per_engine) {
+    for (EngineTile& t : list) {
+      if (t.load_bytes <= hbm_size && t.load_address > hbm_size - t.load_bytes) t.load_address = hbm_size - t.load_bytes;
+      if (t.store_bytes <= hbm_size && t.store_address > hbm_size - t.store_bytes) t.store_address = hbm_size - t.store_bytes;
+    }
+  }
   sc_core::sc_mutex& unit = matrix ? matrix_unit_ : vector_unit_;
   auto& engines = matrix ? me_ : ve_;
   const auto& tracks = matrix ? w_.matrix_tracks : w_.vector_tracks;
@@ -345,6 +354,9 @@ Outcome CommandExecutor::exec_gemm(const Sqe& sqe) {
       if (t.c_bytes > 0) {
         et.store_address = c.phys + (t.m0 * g.n + t.n0) * ob;
         et.store_bytes = t.c_bytes;
+        // The epilogue's operand comes with the last K step: a bias row or a residual block.
+        if (g.bias) et.load_bytes += t.tn * ob;
+        if (g.residual) et.load_bytes += t.tm * t.tn * ob;
       }
       tiles[e].push_back(et);
     }

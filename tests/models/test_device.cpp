@@ -704,3 +704,33 @@ SOHUSIM_SYSTEMC_TEST(Device, TimestampCounterHasItsOwnOffsetAndDrift) {
 
 }  // namespace
 }  // namespace sohusim::models::test
+
+namespace sohusim::models::test {
+namespace {
+
+// Operands that end exactly at the top of HBM are legal: the tile streams stay inside.
+SOHUSIM_SYSTEMC_TEST(Device, OperandsAtTheTopOfHbm) {
+  DeviceBench b;
+  Cqe g{}, a{}, v{};
+  run(b, [&] {
+    b.bring_up();
+    const std::uint64_t top = b.agent->read64(SOHU_HBM_SIZE);
+    const std::uint64_t m = 256, k = 512, n = 384;
+    const std::uint64_t c = top - m * n * 2, bb = c - k * n * 2, aa = bb - m * k * 2;
+    Sqe s = make_gemm(aa, bb, c, m, k, n, DataType::BF16, DataType::BF16);
+    s.dw[SOHU_IO_GEMM_RESIDUAL_DW] |= SOHU_IO_GEMM_RESIDUAL_MASK;
+    s.set_u64(SOHU_IO_GEMM_D_DW, c);  // residual in place
+    g = b.agent->run(1, s);
+    const std::uint64_t kv = 4 * 128 * 2 * 64;  // kv_len 128, 4 KV heads, head_dim 64, BF16
+    a = b.agent->run(1, make_attention(top - 4 * kv, top - 3 * kv, top - 2 * kv, top - kv, 1, 1, 128, 4, 4, 64,
+                                       DataType::BF16, false));
+    v = b.agent->run(1, make_vector(VectorOp::Add, top - 2 * 65536, top - 65536, top - 65536, 32, 1024, DataType::BF16,
+                                    DataType::BF16));
+  });
+  EXPECT_EQ(status_of(g), Status::Success);
+  EXPECT_EQ(status_of(a), Status::Success);
+  EXPECT_EQ(status_of(v), Status::Success);
+}
+
+}  // namespace
+}  // namespace sohusim::models::test

@@ -115,7 +115,7 @@ class CommandExecutor {
   Outcome exec_pmu_snapshot(const Sqe&);
   Outcome exec_program(const Sqe&, std::uint16_t qid);
   /// Runs per-engine tile lists on the matrix (or vector) engines; false on a memory error.
-  bool run_engines(bool matrix, const std::vector<std::vector<EngineTile>>& per_engine, DataType dt,
+  bool run_engines(bool matrix, std::vector<std::vector<EngineTile>>& per_engine, DataType dt,
                    std::uint64_t correlation, const char* tile_name);
   bool read_tensor(std::uint64_t addr, std::uint64_t count, DataType t, std::vector<float>& out);
   bool write_tensor(std::uint64_t addr, const std::vector<float>& v, DataType t);
