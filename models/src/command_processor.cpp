@@ -227,7 +227,7 @@ bool CommandProcessor::post(const std::shared_ptr<CompletionQueue>& cq, const Cq
 }
 
 void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_t epoch) {
-  std::vector<std::uint8_t> buf;
+  std::vector<std::uint8_t>& buf = sq->fetch_buffer;
   const unsigned qid = sq->id;
   for (;;) {
     while (sq->head == sq->tail && !sq->deleted && epoch == epoch_) sc_core::wait(sq->doorbell);

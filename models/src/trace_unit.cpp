@@ -80,7 +80,7 @@ void TraceUnit::record(TraceRecord r, std::uint32_t category) {
 }
 
 void TraceUnit::writer() {
-  std::vector<std::uint8_t> buf;
+  std::vector<std::uint8_t>& buf = buffer_;  // a member: this thread never unwinds
   for (;;) {
     while (queue_.empty()) sc_core::wait(kick_);
     // Records that are contiguous in the ring go out in one DMA write.

@@ -15,6 +15,7 @@
 // device reset) holds on to valid state and can tell, from `generation`, that it must not
 // post a completion.
 #include <cstdint>
+#include <vector>
 
 #include <systemc>
 
@@ -37,6 +38,8 @@ struct SubmissionQueue {
   std::uint64_t generation = 0;
   bool deleted = false;
   unsigned in_flight = 0;      // fetched, not yet completed
+  std::vector<std::uint8_t> fetch_buffer;  // here, not on the fetch thread's stack: a thread
+                                           // still waiting at the end of a run never unwinds
   sc_core::sc_event doorbell;  // tail moved, or the queue is going away
   sc_core::sc_event drained;   // in_flight reached 0
 };

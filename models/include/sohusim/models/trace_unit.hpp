@@ -19,6 +19,7 @@
 // The writer batches records already queued into one DMA write where they are contiguous.
 #include <cstdint>
 #include <deque>
+#include <vector>
 
 #include <systemc>
 
@@ -90,6 +91,7 @@ class TraceUnit {
   std::uint64_t generation_ = 0;
   std::deque<std::pair<std::uint64_t, TraceRecord>> queue_;  // (ring offset, record)
   sc_core::sc_event kick_;
+  std::vector<std::uint8_t> buffer_;
   std::uint64_t drops_since_read_ = 0;
   counters::Counter& records_;
   counters::Counter& drops_;
