@@ -84,6 +84,7 @@ class GemmCli(unittest.TestCase):
                              (["--m", "8", "--k", "8", "--n", "8", "--array", "12by4"], "--array"),
                              (["--m", "8", "--k", "8", "--n", "8", "--arch", "nonesuch"], "--arch"),
                              (["--m", "300000", "--k", "300000", "--n", "300000"], "do not fit"),
+                             (["--m", "4294967295", "--k", "4294967295", "--n", "4294967295"], "do not fit"),
                              (["--m", "8", "--k", "8", "--n", "8", "--engines", "5000"], "device.matrix.engines")):
             with self.subTest(args=args):
                 r = run(*args)

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <systemc>
@@ -98,6 +99,14 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
   }
   const models::DeviceParams& p = sys->device().params();
   const unsigned ib = models::bytes_of(dt);
+  // The fit check in floating point first: M x K x bytes can exceed 64 bits.
+  const double need = (static_cast<double>(o.m) * static_cast<double>(o.k) + static_cast<double>(o.k) * static_cast<double>(o.n) +
+                       static_cast<double>(o.m) * static_cast<double>(o.n)) * ib;
+  if (need > static_cast<double>(p.hbm_bytes)) {
+    std::ostringstream msg;
+    msg << "the operands (" << need << " bytes) do not fit in the device's HBM (" << p.hbm_bytes << " bytes)";
+    throw UsageError(msg.str());
+  }
   const std::uint64_t a_bytes = o.m * o.k * ib, b_bytes = o.k * o.n * ib, c_bytes = o.m * o.n * ib;
   const auto align = [](std::uint64_t v) { return (v + 4095) & ~4095ULL; };
   const std::uint64_t a = 0, b = align(a_bytes), c = b + align(b_bytes);
