@@ -93,10 +93,6 @@ std::uint16_t Sqe::context() const {
 std::uint64_t Sqe::correlation() const {
   return u64(SOHU_SQE_CORRELATION_DW);
 }
-bool Sqe::fence_before() const {
-  const Sqe& sqe = *this;
-  return F(SOHU_SQE_FENCE_BEFORE) != 0;
-}
 bool Sqe::no_completion_irq() const {
   const Sqe& sqe = *this;
   return F(SOHU_SQE_NO_COMPLETION_IRQ) != 0;

@@ -51,12 +51,6 @@ void CommandProcessor::log(Status s, std::uint16_t qid, std::uint16_t cid, std::
   if (hooks_.error) hooks_.error(std::move(e));
 }
 
-unsigned CommandProcessor::active_io_queues() const {
-  unsigned n = 0;
-  for (unsigned q = 1; q < kMaxQueues; ++q) n += sq_[q] != nullptr ? 1 : 0;
-  return n;
-}
-
 std::string CommandProcessor::enable(std::uint32_t aqa, std::uint64_t asq, std::uint64_t acq) {
   const std::uint32_t sqs = ((aqa & SOHU_AQA_ASQS_MASK) >> SOHU_AQA_ASQS_SHIFT) + 1;
   const std::uint32_t cqs = ((aqa & SOHU_AQA_ACQS_MASK) >> SOHU_AQA_ACQS_SHIFT) + 1;

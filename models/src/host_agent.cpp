@@ -135,7 +135,7 @@ Cqe HostAgent::wait(std::uint16_t qid) {
   Queue& q = queues_.at(qid);
   while (q.reaped.empty()) {
     if (reap(qid)) break;
-    if (polling_ || !q.interrupts) {
+    if (!q.interrupts) {
       sc_core::wait(1, sc_core::SC_US);
     } else {
       sys_.irq().wait_for(q.vector);

@@ -376,6 +376,8 @@ void SohuDevice::reset_device(const char* why) {
   masked_pending_ = 0;
   regs_.reset();
   fill_identity();
+  // State the command processor keeps from register writes follows the registers back.
+  cp_->set_default_coalescing(static_cast<unsigned>(regs_.peek(SOHU_COAL_COUNT) & 0xFFFF), regs_.peek(SOHU_COAL_TIME_NS));
   last_reset_ = why;
 }
 

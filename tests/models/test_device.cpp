@@ -734,3 +734,35 @@ SOHUSIM_SYSTEMC_TEST(Device, OperandsAtTheTopOfHbm) {
 
 }  // namespace
 }  // namespace sohusim::models::test
+
+namespace sohusim::models::test {
+namespace {
+
+SOHUSIM_SYSTEMC_TEST(Device, SoftResetRestoresRegistersAndTheDeviceComesBack) {
+  DeviceBench b;
+  std::uint32_t coal_after = 1, status_after = 1, ctrl_after = 1;
+  std::uint64_t hbm_after = 0;
+  Cqe after{};
+  run(b, [&] {
+    b.bring_up();
+    b.agent->write32(SOHU_COAL_COUNT, 9);  // must not outlive the reset: NOP below waits for its interrupt
+    b.agent->write32(SOHU_CTRL, SOHU_CTRL_EN_MASK | SOHU_CTRL_RST_MASK);
+    coal_after = b.agent->read32(SOHU_COAL_COUNT);
+    status_after = b.agent->read32(SOHU_STATUS) & SOHU_STATUS_RDY_MASK;
+    ctrl_after = b.agent->read32(SOHU_CTRL);
+    hbm_after = b.agent->read64(SOHU_HBM_SIZE);  // identity comes from the configuration again
+    HostAgent fresh(*b.sys);
+    fresh.enable();
+    fresh.create_io_queue(1, 16, 1);
+    after = fresh.run(1, make_nop());
+  });
+  EXPECT_EQ(coal_after, 0u);
+  EXPECT_EQ(status_after, 0u);
+  EXPECT_EQ(ctrl_after, 0u);
+  EXPECT_EQ(hbm_after, 24ULL << 30);
+  EXPECT_EQ(status_of(after), Status::Success);
+  EXPECT_EQ(b.dev().last_reset_reason(), "CTRL.RST");
+}
+
+}  // namespace
+}  // namespace sohusim::models::test

@@ -61,7 +61,6 @@ struct Sqe {
   std::uint16_t cid() const;
   std::uint16_t context() const;
   std::uint64_t correlation() const;
-  bool fence_before() const;
   bool no_completion_irq() const;
 };
 

@@ -76,7 +76,6 @@ class CommandProcessor {
     default_count_ = count;
     default_time_ps_ = time_ns * 1000;
   }
-  unsigned active_io_queues() const;
 
  private:
   void sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_t epoch);

@@ -47,7 +47,6 @@ class DmaEngine {
   DmaResult copy(Space src_space, std::uint64_t src, Space dst_space, std::uint64_t dst, std::uint64_t bytes,
                  std::uint64_t correlation);
   MemoryPort* port(Space s) const { return ports_[static_cast<unsigned>(s)]; }
-  void set_port(Space s, MemoryPort* p) { ports_[static_cast<unsigned>(s)] = p; }
   const DmaParams& params() const noexcept { return params_; }
 
  private:

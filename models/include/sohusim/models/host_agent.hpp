@@ -37,13 +37,13 @@ class HostAgent {
   void create_io_queue(std::uint16_t qid, unsigned entries, unsigned vector, bool interrupts = true);
   /// Places `sqe` (its CID is assigned here and returned) on SQ `qid` and rings the doorbell.
   std::uint16_t submit(std::uint16_t qid, Sqe sqe);
-  /// The next completion of queue `qid` (interrupt-driven, or polling the CQ in host memory).
+  /// The next completion of queue `qid`: interrupt-driven, or polling the CQ in host memory
+  /// for a queue created without interrupts.
   Cqe wait(std::uint16_t qid);
   Cqe run(std::uint16_t qid, const Sqe& sqe) {
     submit(qid, sqe);
     return wait(qid);
   }
-  void set_polling(bool on) { polling_ = on; }
 
   std::uint32_t read32(std::uint32_t offset) { return sys_.cpu().read32(HostSystem::kBar0 + offset); }
   std::uint64_t read64(std::uint32_t offset) { return sys_.cpu().read64(HostSystem::kBar0 + offset); }
@@ -67,7 +67,6 @@ class HostAgent {
   bool reap(std::uint16_t qid);
   HostSystem& sys_;
   std::map<std::uint16_t, Queue> queues_;
-  bool polling_ = false;
 };
 
 // ---- submission-entry builders (the formats of docs/registers.md) ----
