@@ -25,6 +25,7 @@
 #include "schema_all.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/memory/host_dram.hpp"
+#include "sohusim/models/cpu_agent.hpp"
 #include "sohusim/pcie/interrupt_controller.hpp"
 #include "sohusim/pcie/iommu.hpp"
 #include "sohusim/pcie/pcie_endpoint.hpp"
@@ -86,27 +87,6 @@ class BenchDevice : public sc_core::sc_module {
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
   }
   std::uint64_t latency_ps_;
-};
-
-/// A CPU thread's MMIO access through the root complex.
-class BenchCpu : public sc_core::sc_module {
- public:
-  tlm_utils::simple_initiator_socket<BenchCpu> socket{"socket"};
-  explicit BenchCpu(sc_core::sc_module_name n) : sc_core::sc_module(n) {}
-  tlm::tlm_response_status access(bool write, std::uint64_t addr, std::uint8_t* data, unsigned len) {
-    tlm::tlm_generic_payload gp;
-    gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    gp.set_address(addr);
-    gp.set_data_ptr(data);
-    gp.set_data_length(len);
-    gp.set_streaming_width(len);
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    socket->b_transport(gp, delay);
-    return gp.get_response_status();
-  }
-  void config_write(pcie::RequesterId rid, unsigned reg, std::uint32_t v) {
-    access(true, 0xE000'0000ULL + (static_cast<std::uint64_t>(rid) << 12) + reg, reinterpret_cast<std::uint8_t*>(&v), 4);
-  }
 };
 
 std::uint64_t parse_bytes(const std::string& text, const char* option, double lo, double hi) {
@@ -223,8 +203,9 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
   BenchDevice device("device", ps(cfg.get_quantity("pcie.root.device_register_latency")));
   ep.bar_socket.bind(device.regs);
   device.dma.bind(ep.dma_socket);
-  BenchCpu cpu("cpu");
-  cpu.socket.bind(rc.cpu_socket);
+  models::CpuAgent cpu("cpu", root_params.ecam_base, 0);
+  cpu.mmio.bind(rc.cpu_socket);
+  cpu.memory.bind(dram.socket);
   if (capture) {
     link.down().set_capture(capture.get(), "down");
     link.up().set_capture(capture.get(), "up");
@@ -249,9 +230,9 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
   std::uint64_t next_offset = 0;
   sc_core::sc_event ready;
   sc_core::sc_spawn([&] {
-    cpu.config_write(device_rid, 0x10, 0xF000'0000);
-    cpu.config_write(device_rid, 0x14, 0);
-    cpu.config_write(device_rid, 0x04, 0x6);
+    cpu.cfg_write(device_rid, 0x10, 0xF000'0000);
+    cpu.cfg_write(device_rid, 0x14, 0);
+    cpu.cfg_write(device_rid, 0x04, 0x6);
     begin = sc_core::sc_time_stamp();
     ready.notify(sc_core::SC_ZERO_TIME);
   }, "probe");
@@ -268,7 +249,7 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
             tlm::tlm_response_status st = tlm::TLM_OK_RESPONSE;
             if (mmio) {
               std::uint8_t value[8];
-              st = cpu.access(false, 0xF000'0000 + (offset % 4096), value, static_cast<unsigned>(len));
+              st = cpu.mmio_access(false, 0xF000'0000 + (offset % 4096), value, static_cast<unsigned>(len));
             } else {
               const std::uint64_t within = offset % span;
               const std::uint64_t l = std::min(len, span - within);

@@ -22,6 +22,9 @@ class CpuAgent : public sc_core::sc_module {
 
   CpuAgent(sc_core::sc_module_name name, std::uint64_t ecam_base, std::uint64_t memory_access_ps);
 
+  /// An MMIO load or store of `len` bytes (1..8) at `addr`: a load stalls for the round trip,
+  /// a store is posted by the root complex.
+  tlm::tlm_response_status mmio_access(bool write, std::uint64_t addr, void* data, unsigned len);
   std::uint32_t read32(std::uint64_t addr, tlm::tlm_response_status* status = nullptr);
   std::uint64_t read64(std::uint64_t addr, tlm::tlm_response_status* status = nullptr);
   void write32(std::uint64_t addr, std::uint32_t v, tlm::tlm_response_status* status = nullptr);
@@ -34,7 +37,6 @@ class CpuAgent : public sc_core::sc_module {
   void mem_read(std::uint64_t addr, void* data, std::uint64_t bytes);
 
  private:
-  tlm::tlm_response_status mmio_access(bool write, std::uint64_t addr, void* data, unsigned len);
   std::uint64_t ecam_base_;
   std::uint64_t memory_access_ps_;
 };
