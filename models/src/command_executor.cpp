@@ -232,8 +232,10 @@ bool CommandExecutor::run_engines(bool matrix, std::vector<std::vector<EngineTil
   const std::uint64_t hbm_size = w_.hbm->size();
   for (auto& list : per_engine) {
     for (EngineTile& t : list) {
-      if (t.load_bytes <= hbm_size && t.load_address > hbm_size - t.load_bytes) t.load_address = hbm_size - t.load_bytes;
-      if (t.store_bytes <= hbm_size && t.store_address > hbm_size - t.store_bytes) t.store_address = hbm_size - t.store_bytes;
+      if (t.load_bytes <= hbm_size && t.load_address > hbm_size - t.load_bytes)
+        t.load_address = hbm_size - t.load_bytes;
+      if (t.store_bytes <= hbm_size && t.store_address > hbm_size - t.store_bytes)
+        t.store_address = hbm_size - t.store_bytes;
     }
   }
   sc_core::sc_mutex& unit = matrix ? matrix_unit_ : vector_unit_;

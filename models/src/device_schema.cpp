@@ -49,7 +49,8 @@ sim::Schema device_schema() {
       .quantity("packet", Dimension::Bytes, "256 B", "16 B", "64 KiB", "payload per packet")
       .quantity("overhead", Dimension::Bytes, "16 B", "0 B", "1 KiB", "header and CRC per packet");
   s.section("device.pmu", "performance-monitoring unit")
-      .uinteger("counter_bits", 64, 16, 64, "width of the event counters and the cycle counter (narrower: overflow sooner)");
+      .uinteger("counter_bits", 64, 16, 64,
+                "width of the event counters and the cycle counter (narrower: overflow sooner)");
   s.section("device.timestamp", "device timestamp counter (its own clock: offset and drift)")
       .quantity("offset", Dimension::Time, "0 s", "0 s", "1000000 s", "device time at simulated time 0")
       .real("drift_ppm", 0.0, -1000, 1000, "frequency error of the device clock, ppm");

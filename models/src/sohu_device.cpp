@@ -377,7 +377,8 @@ void SohuDevice::reset_device(const char* why) {
   regs_.reset();
   fill_identity();
   // State the command processor keeps from register writes follows the registers back.
-  cp_->set_default_coalescing(static_cast<unsigned>(regs_.peek(SOHU_COAL_COUNT) & 0xFFFF), regs_.peek(SOHU_COAL_TIME_NS));
+  cp_->set_default_coalescing(static_cast<unsigned>(regs_.peek(SOHU_COAL_COUNT) & 0xFFFF),
+                              regs_.peek(SOHU_COAL_TIME_NS));
   last_reset_ = why;
 }
 

@@ -655,7 +655,7 @@ SOHUSIM_SYSTEMC_TEST(Device, PmuOverflowSetsStatusAndInterrupts) {
     ovf_after_clear = b.agent->read32(SOHU_PMU_OVF);
   });
   EXPECT_NE(ovf & (1u << 2), 0u);
-  EXPECT_LT(counter, 1u << 16);                  // wrapped to 16 bits
+  EXPECT_LT(counter, 1u << 16);  // wrapped to 16 bits
   EXPECT_GT(b.sum("dev0.me*.active_cycles"), 65536);
   EXPECT_EQ(ovf_after_clear & (1u << 2), 0u);
 }

@@ -100,8 +100,10 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
   const models::DeviceParams& p = sys->device().params();
   const unsigned ib = models::bytes_of(dt);
   // The fit check in floating point first: M x K x bytes can exceed 64 bits.
-  const double need = (static_cast<double>(o.m) * static_cast<double>(o.k) + static_cast<double>(o.k) * static_cast<double>(o.n) +
-                       static_cast<double>(o.m) * static_cast<double>(o.n)) * ib;
+  const double need =
+      (static_cast<double>(o.m) * static_cast<double>(o.k) + static_cast<double>(o.k) * static_cast<double>(o.n) +
+       static_cast<double>(o.m) * static_cast<double>(o.n)) *
+      ib;
   if (need > static_cast<double>(p.hbm_bytes)) {
     std::ostringstream msg;
     msg << "the operands (" << need << " bytes) do not fit in the device's HBM (" << p.hbm_bytes << " bytes)";

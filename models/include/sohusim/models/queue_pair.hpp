@@ -37,11 +37,11 @@ struct SubmissionQueue {
   std::uint32_t tail = 0;  // from the doorbell
   std::uint64_t generation = 0;
   bool deleted = false;
-  unsigned in_flight = 0;      // fetched, not yet completed
+  unsigned in_flight = 0;                  // fetched, not yet completed
   std::vector<std::uint8_t> fetch_buffer;  // here, not on the fetch thread's stack: a thread
                                            // still waiting at the end of a run never unwinds
-  sc_core::sc_event doorbell;  // tail moved, or the queue is going away
-  sc_core::sc_event drained;   // in_flight reached 0
+  sc_core::sc_event doorbell;              // tail moved, or the queue is going away
+  sc_core::sc_event drained;               // in_flight reached 0
 };
 
 struct CompletionQueue {
