@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Validate the device register map and generate its C header, C++ table and documentation.
 
-The single source is models/regmap/sohu_regmap.yaml (its schema is described at its top).
+The single source is regmap/sohu_regmap.yaml (its schema is described at its top).
 Outputs, relative to --out-dir (default: the repository root):
-  models/include/sohusim/models/sohu_regs.h  C99/C++ header for drivers
+  regmap/include/sohusim/regmap/sohu_regs.h  C99/C++ header for drivers
   models/src/regmap_table.inc                 tables the RegisterFile decoder is built from
   docs/registers.md                           documentation
 
@@ -32,8 +32,8 @@ except ImportError:  # pragma: no cover - depends on the machine
     sys.exit(3)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_YAML = os.path.join(REPO, "models", "regmap", "sohu_regmap.yaml")
-OUT_HEADER = "models/include/sohusim/models/sohu_regs.h"
+DEFAULT_YAML = os.path.join(REPO, "regmap", "sohu_regmap.yaml")
+OUT_HEADER = "regmap/include/sohusim/regmap/sohu_regs.h"
 OUT_TABLE = "models/src/regmap_table.inc"
 OUT_DOC = "docs/registers.md"
 SCRIPT_NAME = "scripts/gen_regmap.py"
@@ -1204,7 +1204,7 @@ def emit_doc(m, yaml_name):
              "writing 1 triggers it and it always reads 0. Resets are the values after power-on and "
              "after CTRL.RST; \"device\" in a description means the device fills the value in from its "
              "configuration.\n\n")
-    o.append("The C header `models/include/sohusim/models/sohu_regs.h` names everything below as "
+    o.append("The C header `regmap/include/sohusim/regmap/sohu_regs.h` names everything below as "
              "`SOHU_<REGISTER>`, `SOHU_<REGISTER>_<FIELD>_SHIFT`/`_MASK`, `SOHU_SQE_<FIELD>_DW`, "
              "`SOHU_IO_OP_<NAME>`, `SOHU_STATUS_<NAME>` and so on.\n\n")
     if m.bar2:

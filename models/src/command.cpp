@@ -2,12 +2,13 @@
 
 #include "hex.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
 
 #include "sohusim/models/register_map.hpp"
-#include "sohusim/models/sohu_regs.h"
+#include "sohusim/regmap/sohu_regs.h"
 
 // Field extraction from the generated layout: F(SOHU_IO_GEMM_M) reads DW, masks, shifts.
 #define F(P) ((sqe.dw[P##_DW] & static_cast<std::uint32_t>(P##_MASK)) >> P##_SHIFT)
@@ -317,6 +318,7 @@ Outcome decode(const Sqe& sqe, VectorCmd& v) {
   std::memcpy(&v.scalar, &bits, 4);
   v.aux = F(SOHU_IO_VECTOR_AUX);
   v.aux2 = F(SOHU_IO_VECTOR_AUX2);
+  v.group = std::max<std::uint32_t>(1, F(SOHU_IO_VECTOR_GROUP));
   if (!(o = nonzero(v.rows, "VECTOR", "ROWS")).ok() || !(o = nonzero(v.cols, "VECTOR", "COLS")).ok()) return o;
   if (!std::isfinite(v.scalar)) return Outcome::fail(Status::InvalidField, "VECTOR: SCALAR is not a finite float");
   if (v.op == VectorOp::Swiglu && v.cols % 2 != 0) {

@@ -10,7 +10,7 @@
 #include "sohusim/models/gemm_plan.hpp"
 #include "sohusim/models/kernels.hpp"
 #include "sohusim/models/numerics.hpp"
-#include "sohusim/models/sohu_regs.h"
+#include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/models/systolic.hpp"
 #include "sohusim/models/vector_cost.hpp"
 #include "sohusim/sim/sim_time.hpp"
@@ -423,6 +423,9 @@ Outcome CommandExecutor::exec_attention(const Sqe& sqe) {
     for (std::uint32_t h = 0; h < at.kv_heads; ++h) {
       EngineTile t;
       const std::uint64_t item = static_cast<std::uint64_t>(bi) * at.kv_heads + h;
+      // The head's K and V rows are strided in the position-major cache (a batch apart); the
+      // tile's traffic is charged as one contiguous stream of the same size, which spreads
+      // over the stacks the same way under the interleaving address mapping.
       t.load_address = k.phys + item * head_kv_bytes;
       t.load_bytes = 2 * head_kv_bytes + head_q_bytes;
       t.sram_read_bytes = 2 * head_kv_bytes + head_q_bytes;
@@ -516,7 +519,7 @@ Outcome CommandExecutor::exec_vector(const Sqe& sqe) {
       return Outcome::fail(Status::InternalError, "VECTOR: functional read of operands failed");
     }
     vector_op(vc.op, vc.rows, vc.cols, X.data(), y_elems > 0 ? Y.data() : nullptr, OUT.data(), vc.scalar, vc.aux,
-              vc.aux2);
+              vc.aux2, vc.group);
     write_tensor(out.phys, OUT, vc.out_type);
     functional_ops_.inc();
   }

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <vector>
 
-#include "sohusim/models/sohu_regs.h"
+#include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/sim/sim_time.hpp"
 
 namespace sohusim::models {

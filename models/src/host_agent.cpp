@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "sohusim/models/sohu_regs.h"
+#include "sohusim/regmap/sohu_regs.h"
 
 #define SET(sqe, P, v) \
   ((sqe).dw[P##_DW] |= (static_cast<std::uint32_t>(v) << P##_SHIFT) & static_cast<std::uint32_t>(P##_MASK))

@@ -8,7 +8,16 @@
 namespace sohusim::models {
 
 HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& inst, const std::string& host,
-                       const std::string& device, unsigned index) {
+                       const std::string& device, unsigned index)
+    : HostSystem(config, inst, host, std::vector<DeviceSlot>{DeviceSlot{device, index, nullptr, sim::Instrumentation{}}}) {}
+
+HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& inst, const std::string& host,
+                       const std::vector<DeviceSlot>& devices)
+    : host_(host) {
+  if (devices.empty() || devices.size() > kMaxDevices) {
+    throw std::invalid_argument("host `" + host + "`: " + std::to_string(devices.size()) +
+                                " devices (allowed 1 .. " + std::to_string(kMaxDevices) + " per host)");
+  }
   memory::HostDramParams hp = memory::HostDramParams::from_config(config);
   hp.functional = true;
   hp.validate();
@@ -18,38 +27,74 @@ HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& in
   if (ip.enabled) iommu_ = std::make_unique<pcie::Iommu>(ip, counters::Scope(*inst.registry, host + ".iommu"));
   dma_limit_ = ip.page_table_base;
   irq_ = std::make_unique<pcie::InterruptController>(inst, host + ".irq");
-  const pcie::LinkParams lp = pcie::LinkParams::from_config(config);
   pcie::RootComplexParams rp = pcie::RootComplexParams::from_config(config);
   rp.validate();
-  link_ = std::make_unique<pcie::PcieLink>((host + "_link").c_str(), lp, inst, host + ".pcie." + device);
-  rc_port_ = std::make_unique<pcie::PciePort>((host + "_rc_port").c_str(), lp, pcie::PortParams{}, link_->down(),
-                                              link_->up(), inst, host + ".pcie." + device + ".rc");
-  ep_port_ = std::make_unique<pcie::PciePort>((device + "_ep_port").c_str(), lp, pcie::PortParams{}, link_->up(),
-                                              link_->down(), inst, device + ".pcie");
-  rc_ = std::make_unique<pcie::RootComplex>((host + "_rc").c_str(), rp, *rc_port_, iommu_.get(), *irq_, inst,
-                                            host + ".rc");
-  rc_->memory_socket.bind(dram_->socket);
-  device_ = std::make_unique<SohuDevice>(device.c_str(), config, inst, device, index);
-  ep_ = std::make_unique<pcie::PcieEndpoint>((device + "_ep").c_str(), kDeviceRid,
-                                             SohuDevice::function_spec(device_->params(), lp.generation, lp.lanes),
-                                             *ep_port_, *link_, inst, device + ".ep");
-  ep_->bar_socket.bind(device_->bar);
-  device_->host_dma.bind(ep_->dma_socket);
-  device_->attach(*ep_);
   cpu_ = std::make_unique<CpuAgent>((host + "_cpu").c_str(), rp.ecam_base, kCpuMemoryAccessPs);
-  cpu_->mmio.bind(rc_->cpu_socket);
   cpu_->memory.bind(dram_->socket);
-  if (iommu_) {
-    domain_ = iommu_->create_domain();
-    iommu_->attach(kDeviceRid, domain_);
+  // The CPU's MMIO goes to the root port whose device owns the address: its ECAM bus window
+  // and its two BAR windows. Ranges keep their global addresses (target_offset = base).
+  mmio_router_ = std::make_unique<sim::AddressRouter>((host + "_mmio").c_str());
+  cpu_->mmio.bind(mmio_router_->target_socket);
+
+  slots_.resize(devices.size());
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const DeviceSlot& d = devices[i];
+    const sim::Config& dc = d.config != nullptr ? *d.config : config;
+    const sim::Instrumentation& di = d.inst.registry != nullptr ? d.inst : inst;
+    Slot& s = slots_[i];
+    const auto n = static_cast<unsigned>(i);
+    const std::string tag = host + "_" + d.name;
+    const pcie::LinkParams lp = pcie::LinkParams::from_config(dc);
+    pcie::RootComplexParams drp = rp;
+    s.link = std::make_unique<pcie::PcieLink>((tag + "_link").c_str(), lp, inst, host + ".pcie." + d.name);
+    s.rc_port = std::make_unique<pcie::PciePort>((tag + "_rc_port").c_str(), lp, pcie::PortParams{}, s.link->down(),
+                                                 s.link->up(), inst, host + ".pcie." + d.name + ".rc");
+    s.ep_port = std::make_unique<pcie::PciePort>((tag + "_ep_port").c_str(), lp, pcie::PortParams{}, s.link->up(),
+                                                 s.link->down(), di, d.name + ".pcie");
+    // Root port i's stats: host0.rc for the first (as on a one-device host), host0.rc<i> after.
+    const std::string rc_prefix = host + ".rc" + (n == 0 ? std::string() : std::to_string(n));
+    s.rc = std::make_unique<pcie::RootComplex>((tag + "_rc").c_str(), drp, *s.rc_port, iommu_.get(), *irq_, inst,
+                                               rc_prefix);
+    s.rc->memory_socket.bind(dram_->socket);
+    s.device = std::make_unique<SohuDevice>(d.name.c_str(), dc, di, d.name, d.index);
+    s.ep = std::make_unique<pcie::PcieEndpoint>((d.name + "_ep").c_str(), device_rid(n),
+                                                SohuDevice::function_spec(s.device->params(), lp.generation, lp.lanes),
+                                                *s.ep_port, *s.link, di, d.name + ".ep");
+    s.ep->bar_socket.bind(s.device->bar);
+    s.device->host_dma.bind(s.ep->dma_socket);
+    s.device->attach(*s.ep);
+    mmio_router_->initiator_socket.bind(s.rc->cpu_socket);
+    const std::uint64_t ecam = rp.ecam_base + (static_cast<std::uint64_t>(n + 1) << 20);
+    mmio_router_->map(sim::AddressRange{ecam, 1ULL << 20, n, ecam, d.name + " config"});
+    mmio_router_->map(sim::AddressRange{bar0_address(n), kBar0Stride, n, bar0_address(n), d.name + " BAR0"});
+    mmio_router_->map(sim::AddressRange{bar2_address(n), kBar2Stride, n, bar2_address(n), d.name + " BAR2"});
+    if (iommu_) {
+      s.domain = iommu_->create_domain();
+      iommu_->attach(device_rid(n), s.domain);
+    }
   }
 }
 
 HostSystem::~HostSystem() = default;
 
-std::uint64_t HostSystem::alloc_dma(std::uint64_t bytes, std::uint64_t align) {
+int HostSystem::slot_of(pcie::RequesterId rid) const {
+  for (unsigned i = 0; i < slots_.size(); ++i) {
+    if (device_rid(i) == rid) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void HostSystem::sync_stats() {
+  for (Slot& s : slots_) s.link->sync_stats();
+}
+
+std::uint64_t HostSystem::alloc_dma(std::uint64_t bytes, std::uint64_t align, unsigned device) {
   if (align == 0 || (align & (align - 1)) != 0)
     throw std::invalid_argument("alloc_dma: alignment must be a power of two");
+  if (device >= slots_.size()) {
+    throw std::invalid_argument("alloc_dma: device " + std::to_string(device) + " does not exist (host `" + host_ +
+                                "` has " + std::to_string(slots_.size()) + ")");
+  }
   const std::uint64_t a = (next_dma_ + align - 1) & ~(align - 1);
   const std::uint64_t size = (bytes + 4095) & ~4095ULL;
   if (bytes == 0 || a + size > dma_limit_ || a + size < a) {
@@ -58,7 +103,7 @@ std::uint64_t HostSystem::alloc_dma(std::uint64_t bytes, std::uint64_t align) {
                              std::to_string(dma_limit_ - next_dma_) + " bytes left)");
   }
   next_dma_ = a + size;
-  if (iommu_) iommu_->map(domain_, a, a, size, pcie::IommuPerm::ReadWrite);
+  if (iommu_) iommu_->map(slots_[device].domain, a, a, size, pcie::IommuPerm::ReadWrite);
   return a;
 }
 

@@ -157,8 +157,10 @@ void attention(const AttentionArgs& args, const float* q, const float* k, const 
   const auto kvh = static_cast<Eigen::Index>(args.kv_heads);
   const Eigen::Index group = qh / kvh;
   const float scale = args.scale != 0.0f ? args.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  const Eigen::Index q_row = qh * d;    // floats between consecutive tokens of Q and O
-  const Eigen::Index kv_row = kvh * d;  // ... of K and V
+  // Position-major layouts: consecutive positions of one sequence are a whole batch apart.
+  const Eigen::Index nb = static_cast<Eigen::Index>(args.batch);
+  const Eigen::Index q_row = nb * qh * d;    // floats between consecutive tokens of Q and O
+  const Eigen::Index kv_row = nb * kvh * d;  // ... of K and V
   // Query rows are processed in tiles so the score matrix stays small for long prefills.
   const Eigen::Index tile = std::min<Eigen::Index>(q_len, 64);
   RowMat s(tile, kv_len);
@@ -166,10 +168,10 @@ void attention(const AttentionArgs& args, const float* q, const float* k, const 
   for (Eigen::Index bi = 0; bi < static_cast<Eigen::Index>(args.batch); ++bi) {
     for (Eigen::Index h = 0; h < qh; ++h) {
       const Eigen::Index g = h / group;
-      const ConstStridedMap qm(q + (bi * q_len * qh + h) * d, q_len, d, Stride(q_row));
-      const ConstStridedMap km(k + (bi * kv_len * kvh + g) * d, kv_len, d, Stride(kv_row));
-      const ConstStridedMap vm(v + (bi * kv_len * kvh + g) * d, kv_len, d, Stride(kv_row));
-      StridedMap om(o + (bi * q_len * qh + h) * d, q_len, d, Stride(q_row));
+      const ConstStridedMap qm(q + (bi * qh + h) * d, q_len, d, Stride(q_row));
+      const ConstStridedMap km(k + (bi * kvh + g) * d, kv_len, d, Stride(kv_row));
+      const ConstStridedMap vm(v + (bi * kvh + g) * d, kv_len, d, Stride(kv_row));
+      StridedMap om(o + (bi * qh + h) * d, q_len, d, Stride(q_row));
 
       for (Eigen::Index i0 = 0; i0 < q_len; i0 += tile) {
         const Eigen::Index t = std::min(tile, q_len - i0);
@@ -199,7 +201,7 @@ std::uint32_t vector_op_out_cols(VectorOp op, std::uint32_t cols) {
 }
 
 void vector_op(VectorOp op, std::uint32_t rows, std::uint32_t cols, const float* x, const float* y, float* out,
-               float scalar, std::uint32_t aux, std::uint32_t aux2) {
+               float scalar, std::uint32_t aux, std::uint32_t aux2, std::uint32_t group) {
   static constexpr const char* fn = "vector_op";
   if (static_cast<unsigned>(op) >= kNumVectorOps) {
     fail(fn, "op = " + std::to_string(static_cast<unsigned>(op)) + " is not a VectorOp (allowed 0.." +
@@ -264,7 +266,7 @@ void vector_op(VectorOp op, std::uint32_t rows, std::uint32_t cols, const float*
       }
       std::vector<float> cs(half), sn(half);
       for (std::size_t r = 0; r < rows; ++r) {
-        const double pos = static_cast<double>(aux2) + static_cast<double>(r);
+        const double pos = static_cast<double>(aux2) + static_cast<double>(r / std::max<std::uint32_t>(group, 1));
         for (std::size_t i = 0; i < half; ++i) {
           cs[i] = static_cast<float>(std::cos(pos * freq[i]));
           sn[i] = static_cast<float>(std::sin(pos * freq[i]));

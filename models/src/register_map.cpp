@@ -7,7 +7,7 @@
 
 #include "sohusim/models/dtype.hpp"
 #include "sohusim/models/ops.hpp"
-#include "sohusim/models/sohu_regs.h"
+#include "sohusim/regmap/sohu_regs.h"
 
 #include "regmap_table.inc"
 

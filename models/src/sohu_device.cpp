@@ -8,7 +8,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "sohusim/models/sohu_regs.h"
+#include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/sim/sim_time.hpp"
 
 namespace sohusim::models {

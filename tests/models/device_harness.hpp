@@ -13,7 +13,7 @@
 #include "sohusim/models/device_schema.hpp"
 #include "sohusim/models/host_agent.hpp"
 #include "sohusim/models/host_system.hpp"
-#include "sohusim/models/sohu_regs.h"
+#include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/sim/config.hpp"
 #include "sohusim/sim/core_schema.hpp"

@@ -259,8 +259,8 @@ std::vector<double> attention_ref(const AttentionArgs& a, const std::vector<floa
         for (std::size_t j = 0; j < limit; ++j) {
           double s = 0.0;
           for (std::size_t d = 0; d < D; ++d) {
-            s += static_cast<double>(q[((b * Lq + i) * Hq + h) * D + d]) *
-                 static_cast<double>(k[((b * Lk + j) * Hk + g) * D + d]);
+            s += static_cast<double>(q[((i * B + b) * Hq + h) * D + d]) *
+                 static_cast<double>(k[((j * B + b) * Hk + g) * D + d]);
           }
           p[j] = s * scale;
           mx = std::max(mx, p[j]);
@@ -269,8 +269,8 @@ std::vector<double> attention_ref(const AttentionArgs& a, const std::vector<floa
         for (double& x : p) sum += (x = std::exp(x - mx));
         for (std::size_t d = 0; d < D; ++d) {
           double acc = 0.0;
-          for (std::size_t j = 0; j < limit; ++j) acc += p[j] * static_cast<double>(v[((b * Lk + j) * Hk + g) * D + d]);
-          o[((b * Lq + i) * Hq + h) * D + d] = acc / sum;
+          for (std::size_t j = 0; j < limit; ++j) acc += p[j] * static_cast<double>(v[((j * B + b) * Hk + g) * D + d]);
+          o[((i * B + b) * Hq + h) * D + d] = acc / sum;  // position-major
         }
       }
     }
@@ -510,6 +510,17 @@ TEST(KernelsTest, VectorOpsHandComputed) {
   EXPECT_FLOAT_EQ(r1[1], 0.0f);
   EXPECT_NEAR(r1[2], 0.5403023059f, 1e-7f);
   EXPECT_NEAR(r1[3], 0.8414709848f, 1e-7f);
+  // Position-major rows of a batch of 2 (group 2): rows 0 and 1 are both position 0, rows 2
+  // and 3 both position 1.
+  std::vector<float> g4(8, 0.0f);
+  for (int r = 0; r < 4; ++r) g4[static_cast<std::size_t>(2 * r)] = 1.0f;
+  std::vector<float> rg(8);
+  vector_op(VectorOp::Rope, 4, 2, g4.data(), nullptr, rg.data(), 10000.0f, 2, 0, 2);
+  EXPECT_FLOAT_EQ(rg[0], 1.0f);
+  EXPECT_FLOAT_EQ(rg[2], 1.0f);
+  EXPECT_NEAR(rg[4], 0.5403023059f, 1e-7f);
+  EXPECT_NEAR(rg[6], 0.5403023059f, 1e-7f);
+  EXPECT_NEAR(rg[7], 0.8414709848f, 1e-7f);
   // head_dim 4, theta 10000, position 100: pair 1 (x[2], x[3]) turns by 100 / 10000^(2/4) = 1.
   const auto r2 = run_vec(VectorOp::Rope, 1, 4, {0.0f, 0.0f, 0.0f, 2.0f}, {}, 10000.0f, 4, 100);
   EXPECT_NEAR(r2[2], -2.0f * 0.8414709848f, 1e-6f);

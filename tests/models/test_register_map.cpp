@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "sohusim/models/sohu_regs.h"
+#include "sohusim/regmap/sohu_regs.h"
 
 namespace {
 
@@ -515,7 +515,7 @@ ScriptRun run(const std::string& command, const fs::path& out_file) {
 
 const std::string kSource = SOHUSIM_SOURCE_DIR;
 const std::string kScript = kSource + "/scripts/gen_regmap.py";
-const std::string kYaml = kSource + "/models/regmap/sohu_regmap.yaml";
+const std::string kYaml = kSource + "/regmap/sohu_regmap.yaml";
 
 // The script exits 3 without PyYAML; the shell answers 127 without python3.
 bool missing_python(const ScriptRun& r) {
@@ -546,7 +546,7 @@ TEST(RegmapGenerator, CommittedOutputsMatchTheYaml) {
   TempDir tmp;
   const ScriptRun r = run("python3 " + quote(kScript) + " --check", tmp.path() / "out.txt");
   if (missing_python(r)) GTEST_SKIP() << "python3 with PyYAML (python3-yaml) is needed: " << r.output;
-  EXPECT_EQ(r.status, 0) << "generated files differ from models/regmap/sohu_regmap.yaml; run "
+  EXPECT_EQ(r.status, 0) << "generated files differ from regmap/sohu_regmap.yaml; run "
                             "python3 scripts/gen_regmap.py\n"
                          << r.output;
 }
@@ -559,7 +559,7 @@ TEST(RegmapGenerator, CheckCatchesADrift) {
   ScriptRun r = run("python3 " + quote(kScript) + args, tmp.path() / "out.txt");
   if (missing_python(r)) GTEST_SKIP() << "python3 with PyYAML (python3-yaml) is needed: " << r.output;
   ASSERT_EQ(r.status, 0) << r.output;
-  ASSERT_TRUE(fs::exists(out / "models/include/sohusim/models/sohu_regs.h"));
+  ASSERT_TRUE(fs::exists(out / "regmap/include/sohusim/regmap/sohu_regs.h"));
 
   edited_yaml(tmp, {{"- name: TIMESTAMP_FREQ_HZ\n        offset: 0x6008",
                      "- name: TIMESTAMP_FREQ_HZ\n        offset: 0x600C"}});
@@ -569,7 +569,7 @@ TEST(RegmapGenerator, CheckCatchesADrift) {
   EXPECT_NE(r.output.find("+#define SOHU_TIMESTAMP_FREQ_HZ 0x0000600Cu"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("regmap_table.inc"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("registers.md"), std::string::npos) << r.output;
-  EXPECT_EQ(read_file(out / "models/include/sohusim/models/sohu_regs.h").find("0x0000600Cu"), std::string::npos)
+  EXPECT_EQ(read_file(out / "regmap/include/sohusim/regmap/sohu_regs.h").find("0x0000600Cu"), std::string::npos)
       << "--check must not write";
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Commands as the device sees them: a 64-byte submission entry decoded into a typed command
 // (with every field and reserved bit checked), and the 16-byte completion entry it answers
-// with. The layouts are those of the register map (models/regmap/sohu_regmap.yaml, the one
+// with. The layouts are those of the register map (regmap/sohu_regmap.yaml, the one
 // source; docs/registers.md): decoding uses the generated sohu_regs.h, so the device and a
 // driver built on the same header cannot disagree.
 //
@@ -152,6 +152,7 @@ struct VectorCmd {
   DataType in, out_type;
   float scalar;
   std::uint32_t aux, aux2;
+  std::uint32_t group;  // ROPE: rows sharing a position (>= 1)
 };
 enum class CollectiveOp : std::uint8_t { Send = 0, Recv = 1, ReduceStep = 2, GatherStep = 3 };
 struct CollectiveCmd {

@@ -1,10 +1,18 @@
 #pragma once
-// HostSystem: one host with one Sohu device on its root port — the host platform of
-// DESIGN.md section 2 (models/): host DRAM, the root complex with its IOMMU and interrupt
-// controller, a CPU agent issuing MMIO, the PCIe link, the device's endpoint and the
-// device, wired as on a real machine. The driver side reaches it only through the CPU agent
-// (MMIO, config space, its DRAM), DMA buffers it maps in the IOMMU, and interrupt vectors;
-// platform/ (a later layer) builds multi-device, multi-host systems from the same parts.
+// HostSystem: one host with its Sohu devices, each on a root port of its own — the host
+// platform of DESIGN.md section 2 (models/): host DRAM, the root complex (one root port and
+// PCIe link per device) with the IOMMU and the interrupt controller they share, a CPU agent
+// issuing MMIO, and per device its link, endpoint and the device, wired as on a real
+// machine. Software reaches it only through the CPU agent (MMIO, config space, its DRAM),
+// DMA buffers mapped in the IOMMU, and interrupt vectors; platform/ assembles hosts into
+// systems and puts the driver on top.
+//
+// Addresses. Device i sits on bus i + 1 (requester id i+1:00.0). Its BARs are placed by
+// whoever enumerates (HostAgent, platform/) at bar0_address(i) (16 MiB apart from
+// 0xF0000000, below 4 GiB) and bar2_address(i) (1 TiB apart from 1 TiB); the CPU's MMIO
+// path decodes those windows and the device's ECAM bus window to the device's root port.
+// Each device has its own IOMMU domain, so a DMA buffer is mapped for one device
+// (alloc_dma's `device`).
 //
 // Host DRAM always holds bytes here, whatever sim.data_mode says: queues, completion
 // entries and trace records are real data the driver reads (a timing run moves no tensor
@@ -12,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sohusim/memory/host_dram.hpp"
 #include "sohusim/models/cpu_agent.hpp"
@@ -22,6 +31,7 @@
 #include "sohusim/pcie/pcie_link.hpp"
 #include "sohusim/pcie/pcie_port.hpp"
 #include "sohusim/pcie/root_complex.hpp"
+#include "sohusim/sim/address_router.hpp"
 #include "sohusim/sim/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 
@@ -29,44 +39,73 @@ namespace sohusim::models {
 
 class HostSystem {
  public:
-  static constexpr pcie::RequesterId kDeviceRid = pcie::make_rid(1, 0, 0);
-  static constexpr std::uint64_t kBar0 = 0xF000'0000ULL;       // where probe() places BAR0
-  static constexpr std::uint64_t kBar2 = 0x100'0000'0000ULL;   // and BAR2 (64-bit, above 1 TiB)
+  static constexpr pcie::RequesterId kDeviceRid = pcie::make_rid(1, 0, 0);  // device 0
+  static constexpr std::uint64_t kBar0 = 0xF000'0000ULL;       // device 0's BAR0
+  static constexpr std::uint64_t kBar0Stride = 16ULL << 20;
+  static constexpr std::uint64_t kBar2 = 0x100'0000'0000ULL;   // device 0's BAR2 (64-bit, above 1 TiB)
+  static constexpr std::uint64_t kBar2Stride = 1ULL << 40;
+  static constexpr unsigned kMaxDevices = 14;                  // BAR0 windows end below the MSI window (0xFEE00000)
   static constexpr std::uint64_t kCpuMemoryAccessPs = 20'000;  // a CPU load/store to cached DRAM (assumption)
 
-  /// Builds everything from the config (which must come from tools' full schema: core,
-  /// memory, pcie and device). `host` and `device` are the stats prefixes (host0, dev0).
-  /// `index` is the device's number among the devices its chip-to-chip ports reach.
+  /// One device of the host: its stats prefix (dev3), its index among the devices its
+  /// chip-to-chip ports reach, its configuration (null: the host's) and instrumentation
+  /// (registry null: the host's).
+  struct DeviceSlot {
+    std::string name;
+    unsigned index = 0;
+    const sim::Config* config = nullptr;
+    sim::Instrumentation inst{};
+  };
+
+  /// Builds the host from `config` (tools'/platform's full schema: core, memory, pcie and
+  /// device) with the given devices (1 .. kMaxDevices). `host` is the stats prefix (host0).
+  HostSystem(const sim::Config& config, const sim::Instrumentation& inst, const std::string& host,
+             const std::vector<DeviceSlot>& devices);
+  /// One host with one device (the device tests' and `sohusim gemm`'s machine).
   HostSystem(const sim::Config& config, const sim::Instrumentation& inst, const std::string& host = "host0",
              const std::string& device = "dev0", unsigned index = 0);
   ~HostSystem();
 
+  const std::string& name() const { return host_; }
   CpuAgent& cpu() { return *cpu_; }
   memory::HostDram& dram() { return *dram_; }
   pcie::Iommu* iommu() { return iommu_.get(); }
   pcie::InterruptController& irq() { return *irq_; }
-  pcie::PcieLink& link() { return *link_; }
-  pcie::PcieEndpoint& endpoint() { return *ep_; }
-  SohuDevice& device() { return *device_; }
 
-  /// Allocates `bytes` of host DRAM for DMA (`align` a power of two) and maps it for the
-  /// device in the IOMMU (IOVA = physical address). Throws std::runtime_error when DRAM
+  unsigned device_count() const { return static_cast<unsigned>(slots_.size()); }
+  SohuDevice& device(unsigned i = 0) { return *slots_.at(i).device; }
+  pcie::PcieLink& link(unsigned i = 0) { return *slots_.at(i).link; }
+  pcie::PcieEndpoint& endpoint(unsigned i = 0) { return *slots_.at(i).ep; }
+  pcie::RootComplex& root_complex(unsigned i = 0) { return *slots_.at(i).rc; }
+  static pcie::RequesterId device_rid(unsigned i) { return pcie::make_rid(static_cast<std::uint8_t>(i + 1), 0, 0); }
+  static std::uint64_t bar0_address(unsigned i) { return kBar0 + i * kBar0Stride; }
+  static std::uint64_t bar2_address(unsigned i) { return kBar2 + i * kBar2Stride; }
+  /// The device on requester id `rid`, or -1.
+  int slot_of(pcie::RequesterId rid) const;
+
+  /// Allocates `bytes` of host DRAM for DMA (`align` a power of two) and maps it for device
+  /// `device` in the IOMMU (IOVA = physical address). Throws std::runtime_error when DRAM
   /// below the IOMMU's page tables is exhausted.
-  std::uint64_t alloc_dma(std::uint64_t bytes, std::uint64_t align = 4096);
-  /// Syncs the link's lazily kept statistics (call before reading link counters).
-  void sync_stats() { link_->sync_stats(); }
+  std::uint64_t alloc_dma(std::uint64_t bytes, std::uint64_t align = 4096, unsigned device = 0);
+  /// Syncs the links' lazily kept statistics (call before reading link counters).
+  void sync_stats();
 
  private:
+  struct Slot {
+    std::unique_ptr<pcie::PcieLink> link;
+    std::unique_ptr<pcie::PciePort> rc_port, ep_port;
+    std::unique_ptr<pcie::RootComplex> rc;
+    std::unique_ptr<SohuDevice> device;
+    std::unique_ptr<pcie::PcieEndpoint> ep;
+    pcie::DomainId domain = 0;
+  };
+  std::string host_;
   std::unique_ptr<memory::HostDram> dram_;
   std::unique_ptr<pcie::Iommu> iommu_;
   std::unique_ptr<pcie::InterruptController> irq_;
-  std::unique_ptr<pcie::PcieLink> link_;
-  std::unique_ptr<pcie::PciePort> rc_port_, ep_port_;
-  std::unique_ptr<pcie::RootComplex> rc_;
-  std::unique_ptr<SohuDevice> device_;
-  std::unique_ptr<pcie::PcieEndpoint> ep_;
+  std::unique_ptr<sim::AddressRouter> mmio_router_;
+  std::vector<Slot> slots_;
   std::unique_ptr<CpuAgent> cpu_;
-  pcie::DomainId domain_ = 0;
   std::uint64_t next_dma_ = 16ULL << 20;
   std::uint64_t dma_limit_ = 0;
 };

@@ -53,8 +53,8 @@ struct AttentionArgs {
 };
 
 /// Scaled dot-product attention, O = softmax(scale Q K^T [causal mask]) V per (batch, head).
-/// Layouts: Q and O [batch][q_len][q_heads][head_dim]; K and V [batch][kv_len][kv_heads]
-/// [head_dim]. Grouped-query attention: q head h reads kv head h / (q_heads / kv_heads), so
+/// Layouts, position-major (the register map's ATTENTION): Q and O [q_len][batch][q_heads]
+/// [head_dim]; K and V [kv_len][batch][kv_heads][head_dim]. Grouped-query attention: q head h reads kv head h / (q_heads / kv_heads), so
 /// q_heads must be a multiple of kv_heads (kv_heads == q_heads is MHA, 1 is MQA).
 /// Causal: query i sits at position kv_len - q_len + i and sees keys 0..that position, so
 /// causal requires q_len <= kv_len. Softmax subtracts the row maximum, in FP32.
@@ -66,7 +66,8 @@ void attention(const AttentionArgs& args, const float* q, const float* k, const 
 ///   LayerNorm out = (x - mean) / sqrt(var + eps) * gamma + beta, var the biased (population)
 ///             variance; y = gamma[cols] followed by beta[cols] (2*cols floats); scalar = eps.
 ///   Rope      aux = head_dim (even, divides cols; each row holds cols/head_dim heads),
-///             row r is at position aux2 + r, scalar = theta base (> 0, e.g. 10000 for
+///             row r is at position aux2 + r / group (group >= 1 rows share a position:
+///             the batch, for position-major rows), scalar = theta base (> 0, e.g. 10000 for
 ///             LLaMA 2, 500000 for LLaMA 3). Pair i of each head, (x[2i], x[2i+1]), is
 ///             rotated by the angle pos * theta^(-2i/head_dim). y unused.
 ///   Silu, Gelu elementwise (see conventions above).
@@ -78,7 +79,7 @@ void attention(const AttentionArgs& args, const float* q, const float* k, const 
 ///   Softmax   per row, max-subtracted.
 /// y, scalar, aux and aux2 are ignored by operations that do not use them (y may be null).
 void vector_op(VectorOp op, std::uint32_t rows, std::uint32_t cols, const float* x, const float* y, float* out,
-               float scalar, std::uint32_t aux, std::uint32_t aux2);
+               float scalar, std::uint32_t aux, std::uint32_t aux2, std::uint32_t group = 1);
 
 /// Number of output columns vector_op writes per row: cols / 2 for Swiglu, cols otherwise.
 std::uint32_t vector_op_out_cols(VectorOp op, std::uint32_t cols);

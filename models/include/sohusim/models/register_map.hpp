@@ -1,6 +1,6 @@
 #pragma once
 // The device's BAR0 register file: storage, access rules and side-effect hooks, built from
-// the tables generated out of models/regmap/sohu_regmap.yaml (docs/registers.md).
+// the tables generated out of regmap/sohu_regmap.yaml (docs/registers.md).
 //
 // What it models. The decoding of software's memory reads and writes to BAR0 into register
 // operations, with the rules a driver sees on the bus:
@@ -117,7 +117,7 @@ struct RegisterMap {
   std::uint32_t bar0_size = 0;
 };
 
-/// The tables generated from models/regmap/sohu_regmap.yaml.
+/// The tables generated from regmap/sohu_regmap.yaml.
 const RegisterMap& sohu_register_map();
 TableView<StatusDesc> status_table();
 TableView<PmuEventDesc> pmu_event_table();

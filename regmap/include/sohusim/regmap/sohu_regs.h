@@ -1,6 +1,6 @@
 /*
  * GENERATED FILE - DO NOT EDIT.
- * Generated from models/regmap/sohu_regmap.yaml by scripts/gen_regmap.py.
+ * Generated from regmap/sohu_regmap.yaml by scripts/gen_regmap.py.
  * Edit the YAML, then run python3 scripts/gen_regmap.py (the tests run it with --check).
  */
 /*
@@ -661,8 +661,10 @@
  */
 #define SOHU_IO_OP_GEMM 0x02u
 /*
- * ATTENTION: Scaled dot-product attention with grouped-query heads. Layouts
- * Q[batch][q_len][q_heads][head_dim], K and V[batch][kv_len][kv_heads][head_dim], O like Q.
+ * ATTENTION: Scaled dot-product attention with grouped-query heads. Layouts are position-major:
+ * Q[q_len][batch][q_heads][head_dim], K and V[kv_len][batch][kv_heads][head_dim], O like Q. A KV
+ * cache laid out this way needs no stride for its capacity: a decode step's new rows for every
+ * sequence are contiguous, and KV_LEN selects a prefix.
  */
 #define SOHU_IO_OP_ATTENTION 0x03u
 /* VECTOR: Vector-engine operation over ROWS x COLS. */
@@ -867,11 +869,18 @@
 #define SOHU_IO_VECTOR_SCALAR_DW 13
 #define SOHU_IO_VECTOR_SCALAR_SHIFT 0
 #define SOHU_IO_VECTOR_SCALAR_MASK 0xFFFFFFFFu
-/* DW14[31:0] AUX: ROPE: head_dim. */
+/* DW14[15:0] AUX: ROPE: head_dim. */
 #define SOHU_IO_VECTOR_AUX_DW 14
 #define SOHU_IO_VECTOR_AUX_SHIFT 0
-#define SOHU_IO_VECTOR_AUX_MASK 0xFFFFFFFFu
-/* DW15[31:0] AUX2: ROPE: position of row 0. */
+#define SOHU_IO_VECTOR_AUX_MASK 0x0000FFFFu
+/*
+ * DW14[31:16] GROUP: ROPE: consecutive rows that share one position (the batch, for position-major
+ * rows); 0 or 1 = every row its own position.
+ */
+#define SOHU_IO_VECTOR_GROUP_DW 14
+#define SOHU_IO_VECTOR_GROUP_SHIFT 16
+#define SOHU_IO_VECTOR_GROUP_MASK 0xFFFF0000u
+/* DW15[31:0] AUX2: ROPE: position of row 0; row r is at AUX2 + r / GROUP. */
 #define SOHU_IO_VECTOR_AUX2_DW 15
 #define SOHU_IO_VECTOR_AUX2_SHIFT 0
 #define SOHU_IO_VECTOR_AUX2_MASK 0xFFFFFFFFu
