@@ -67,6 +67,11 @@ DeviceParams DeviceParams::from_config(const sim::Config& c) {
   p.command_latency_ps = ps(c.get_quantity("device.command_latency"));
   p.enable_latency_ps = ps(c.get_quantity("device.enable_latency"));
   p.functional = c.get_string("sim.data_mode") == "functional";
+  {
+    const std::string& own = c.get_string("hbm.target.fidelity");
+    const std::string& fidelity = own == "inherit" ? c.get_string("sim.fidelity") : own;
+    p.replay = c.get_bool("device.replay") && fidelity == "fast" && !p.functional;
+  }
   p.sram_bytes = static_cast<std::uint64_t>(c.get_quantity("sram.capacity"));
   return p;
 }

@@ -18,7 +18,11 @@ sim::Schema device_schema() {
       .uinteger("max_io_queues", 63, 1, 63, "I/O queue pairs (CAP0.MQP)")
       .uinteger("max_queue_entries", 4096, 2, 4096, "entries per queue (CAP0.MQES + 1)")
       .uinteger("fetch_batch", 8, 1, 64, "submission entries fetched per DMA read")
-      .uinteger("error_log", 64, 1, 4096, "error-log entries kept until software acknowledges them");
+      .uinteger("error_log", 64, 1, 4096, "error-log entries kept until software acknowledges them")
+      .boolean("replay", true,
+               "fast fidelity, timing mode: a GEMM, ATTENTION or VECTOR command that differs only in its "
+               "addresses from one simulated before on an otherwise idle device replays that run's time and "
+               "counters instead of simulating its tiles (docs/device.md)");
   s.section("device.matrix", "matrix engines: systolic arrays")
       .uinteger("engines", 8, 1, 1024, "number of matrix engines")
       .uinteger("rows", 128, 1, 1024, "array rows R")

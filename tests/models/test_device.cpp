@@ -549,6 +549,55 @@ SOHUSIM_SYSTEMC_TEST(Device, EveryPmuEventNamesCountersTheDeviceHas) {
   }
 }
 
+SOHUSIM_SYSTEMC_TEST(Device, ReplayRepeatsTimeAndCountersOfAnIdenticalShape) {
+  DeviceBench b;
+  ASSERT_TRUE(b.dev().params().replay);  // fast fidelity, timing mode: on by default
+  double first = 0, second = 0, active_after_first = 0, bytes_after_first = 0, warm_active = 0, warm_bytes = 0;
+  std::uint16_t bad = 0;
+  run(b, [&] {
+    b.bring_up();
+    // Warm the host side (queue fetch, IOMMU) with another shape first, so that the two
+    // timed commands see the same host path.
+    b.agent->run(1, make_gemm(0, 8 << 20, 16 << 20, 128, 128, 128, DataType::BF16, DataType::BF16));
+    warm_active = b.sum("dev0.me*.active_cycles");
+    warm_bytes = b.count("dev0.hbm.port.bytes_read");
+    double t0 = sc_core::sc_time_stamp().to_seconds();
+    b.agent->run(1, make_gemm(0, 8 << 20, 16 << 20, 512, 1024, 768, DataType::BF16, DataType::BF16));
+    first = sc_core::sc_time_stamp().to_seconds() - t0;
+    active_after_first = b.sum("dev0.me*.active_cycles");
+    bytes_after_first = b.count("dev0.hbm.port.bytes_read");
+    t0 = sc_core::sc_time_stamp().to_seconds();
+    // Same shape, other addresses: replayed.
+    b.agent->run(1, make_gemm(32 << 20, 40 << 20, 48 << 20, 512, 1024, 768, DataType::BF16, DataType::BF16));
+    second = sc_core::sc_time_stamp().to_seconds() - t0;
+    // Same shape, B beyond the HBM: the checks still run, the command still fails.
+    bad = b.agent->run(1, make_gemm(0, b.dev().params().hbm_bytes - 4096, 16 << 20, 512, 1024, 768, DataType::BF16,
+                                    DataType::BF16))
+              .status;
+  });
+  EXPECT_EQ(b.count("dev0.exec.replayed"), 1.0);
+  EXPECT_NEAR(second, first, first * 0.02);  // the same device time, up to the command's fixed costs
+  EXPECT_DOUBLE_EQ(b.sum("dev0.me*.active_cycles"), 2 * active_after_first - warm_active);
+  EXPECT_DOUBLE_EQ(b.count("dev0.hbm.port.bytes_read"), 2 * bytes_after_first - warm_bytes);
+  EXPECT_EQ(bad, static_cast<std::uint16_t>(Status::OutOfRange));
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, ReplayIsOffInFunctionalModeAndWhenDisabled) {
+  DeviceBench f({"sim.data_mode=functional"});
+  EXPECT_FALSE(f.dev().params().replay);
+}
+
+SOHUSIM_SYSTEMC_TEST(Device, ReplayCanBeTurnedOff) {
+  DeviceBench b({"device.replay=false"});
+  EXPECT_FALSE(b.dev().params().replay);
+  run(b, [&] {
+    b.bring_up();
+    for (int i = 0; i < 2; ++i)
+      b.agent->run(1, make_gemm(0, 8 << 20, 16 << 20, 256, 256, 256, DataType::BF16, DataType::BF16));
+  });
+  EXPECT_EQ(b.count("dev0.exec.replayed"), 0.0);
+}
+
 SOHUSIM_SYSTEMC_TEST(Device, EnergyReportFollowsTheWork) {
   DeviceBench b;
   double t = 0;

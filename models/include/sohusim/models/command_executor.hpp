@@ -25,6 +25,19 @@
 // (kernels.hpp; FP32 accumulation) and the results rounded to the output type and written
 // back — timing per tile, data per command.
 //
+// Replay (device.replay; fast fidelity and timing mode only). A transformer runs the same
+// command shapes over and over (every layer, every step), and in the fast fidelity a
+// command's timing on an idle device depends on its shape, not on where its operands are.
+// So the first GEMM, ATTENTION or VECTOR command of a given signature (the entry with its
+// address operands, command id and correlation masked) that runs while no other command is
+// in flight on the device is simulated in full and recorded: its duration and the increment
+// of every counter under the device's prefix. A later command of the same signature that
+// starts on an idle device is checked exactly as usual (decode, MMU, ranges: errors are
+// the same) and then replays the record: it waits the duration and adds the increments.
+// Not replayed: distributions and gauges (latency histograms, occupancies), per-tile trace
+// slices, and the memory models' internal state (their queues are idle before and after).
+// `<prefix>.exec.replayed` counts replays; device.replay = false turns it off.
+//
 // Every operand is checked before anything runs: device-MMU translation of the command's
 // context (a fault fails the command with MMU_FAULT), range against the memory
 // (OUT_OF_RANGE), element alignment (MISALIGNED); a failed transfer later in the command
@@ -103,11 +116,21 @@ class CommandExecutor {
   };
   Outcome check_device_range(unsigned ctx, Space space, std::uint64_t addr, std::uint64_t bytes, bool write,
                              unsigned align, const char* what, Operand& out);
-  Outcome dispatch(const Sqe& sqe, std::uint16_t qid);
+  /// validate_only: GEMM, ATTENTION and VECTOR stop after their operand checks (replay).
+  Outcome dispatch(const Sqe& sqe, std::uint16_t qid, bool validate_only = false);
+  // Replay (see the header comment).
+  struct Replay {
+    std::uint64_t duration_ps = 0;
+    std::vector<std::pair<counters::Counter*, std::uint64_t>> increments;
+  };
+  static bool replayable(const Sqe& sqe);
+  static std::vector<std::uint32_t> signature(const Sqe& sqe);
+  Outcome execute_with_replay(const Sqe& sqe, std::uint16_t qid);
+  std::vector<std::pair<counters::Counter*, std::uint64_t>> device_counters() const;
   Outcome exec_dma(const Sqe&);
-  Outcome exec_gemm(const Sqe&);
-  Outcome exec_attention(const Sqe&);
-  Outcome exec_vector(const Sqe&);
+  Outcome exec_gemm(const Sqe&, bool validate_only);
+  Outcome exec_attention(const Sqe&, bool validate_only);
+  Outcome exec_vector(const Sqe&, bool validate_only);
   Outcome exec_collective(const Sqe&);
   Outcome exec_sem_signal(const Sqe&);
   Outcome exec_sem_wait(const Sqe&);
@@ -142,6 +165,11 @@ class CommandExecutor {
   std::vector<std::unique_ptr<EngineCounters>> me_, ve_;
   counters::Counter& commands_;
   counters::Counter& functional_ops_;
+  counters::Counter& replayed_;
+  counters::Scope scope_;
+  std::map<std::vector<std::uint32_t>, Replay> replays_;
+  unsigned in_flight_ = 0;         // commands executing now
+  std::uint64_t started_ = 0;      // commands started so far (detects overlap while recording)
 };
 
 }  // namespace sohusim::models

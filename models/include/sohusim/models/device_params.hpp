@@ -36,6 +36,7 @@ struct DeviceParams {
   std::uint64_t command_latency_ps = 200'000;
   std::uint64_t enable_latency_ps = 10'000'000;
   bool functional = false;              // sim.data_mode
+  bool replay = false;                  // device.replay, and only with fast HBM timing and no data
   std::uint64_t sram_bytes = 0;         // sram.capacity
   std::uint64_t hbm_bytes = 0;          // from hbm.*
   double hbm_peak_bytes_per_s = 0;      // from hbm.*
