@@ -145,6 +145,16 @@ pcie::PcieFunctionSpec SohuDevice::function_spec(const DeviceParams& p, unsigned
   s.bars = {pcie::BarSpec{0, SOHU_BAR0_SIZE, true, false},
             pcie::BarSpec{2, pow2_at_least(std::max<std::uint64_t>(p.hbm_bytes, 1ULL << 20)), true, true}};
   s.msix = pcie::MsixSpec{p.msix_vectors, 0, SOHU_PAGE_MSIX_TABLE, 0, SOHU_PAGE_MSIX_PBA};
+  // SR-IOV: seven VFs (functions 1..7 of the device's bus, no ARI needed) with a 64 KiB BAR0
+  // each. The VFs' register pages are not modelled yet (their BAR accesses read 0, see
+  // bar_access): software can enable them and see them in configuration space.
+  pcie::SriovSpec sriov;
+  sriov.total_vfs = 7;
+  sriov.first_vf_offset = 1;
+  sriov.vf_stride = 1;
+  sriov.vf_device_id = static_cast<std::uint16_t>((SOHU_ID_RESET >> 16) + 1);
+  sriov.vf_bars = {pcie::BarSpec{0, 64 * 1024, true, false}};
+  s.sriov = sriov;
   s.max_payload_size = 512;
   s.link_speed_gen = link_generation;
   s.link_width = lanes;
