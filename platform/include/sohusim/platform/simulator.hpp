@@ -1,0 +1,99 @@
+#pragma once
+// Simulator: the embedding API. Build a system (from a system file or preset name, with
+// key=value overrides), run a host program on it, read the statistics, write the trace.
+//
+//   sohusim::platform::SimulatorOptions opt;
+//   opt.system = "sohu-1";                      // configs/systems/sohu-1.yaml, or a path
+//   sohusim::platform::Simulator sim(opt);
+//   sim.run([](sohusim::platform::HostContext& host) {
+//     sohusim::driver::Runtime& rt = host.runtime();   // probed and enabled on first use
+//     auto s = rt.create_stream(0);
+//     ...
+//     rt.synchronize();
+//   });
+//   double dev_busy = sim.stats().value("dev0.me0.active_cycles");
+//
+// run() calls the program once per host, each in that host's own simulated thread,
+// and returns when all have returned (or throws SimulationError with the first failure,
+// after the statistics and the trace so far are kept). It may be called again: time goes
+// on from where the last run stopped. SystemC allows one simulator per process.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sohusim/counters/registry.hpp"
+#include "sohusim/counters/trace_recorder.hpp"
+#include "sohusim/driver/device_access.hpp"
+#include "sohusim/driver/runtime.hpp"
+#include "sohusim/sim/config.hpp"
+
+namespace sohusim::platform {
+
+class System;
+
+struct SimulatorOptions {
+  std::string system = "sohu-1";        // name in configs/systems, or a YAML file path
+  std::vector<std::string> overrides;   // "key=value" applied to every device/host config
+  std::string fidelity;                 // "fast" | "detailed" | "" (the system's)
+  std::string mode;                     // "timing" | "functional" | "" (the system's)
+  std::string trace_file;               // .pftrace/.perfetto-trace (protobuf) or .json; "" = none
+  std::vector<std::string> config_dirs; // where presets are found; empty = built-in search
+};
+
+class SimulationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// What a host program sees: its host, its runtime and the raw DeviceAccess.
+class HostContext {
+ public:
+  virtual ~HostContext() = default;
+  virtual unsigned host_index() const = 0;
+  virtual const std::string& host_name() const = 0;
+  virtual driver::DeviceAccess& access() = 0;
+  /// The host's runtime, created (probe + enable of every device) on first use.
+  virtual driver::Runtime& runtime() = 0;
+  virtual std::uint64_t now_ns() = 0;
+  /// Host network (pipeline parallelism): send `bytes` to host `to` under `tag`; recv blocks
+  /// until the matching message from `from` has arrived.
+  virtual void net_send(unsigned to, std::uint64_t bytes, std::uint32_t tag) = 0;
+  virtual void net_recv(unsigned from, std::uint64_t bytes, std::uint32_t tag) = 0;
+};
+
+using HostProgram = std::function<void(HostContext&)>;
+
+class Simulator {
+ public:
+  explicit Simulator(const SimulatorOptions& options);
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  /// Runs `program` on every host (or only on `hosts` when given). Returns the simulated
+  /// seconds the run took.
+  double run(const HostProgram& program, const std::vector<unsigned>& hosts = {});
+
+  System& system();
+  counters::Registry& stats();
+  counters::TraceRecorder& trace();
+  /// Writes the statistics (.json or .csv by extension).
+  void write_stats(const std::string& path) const;
+  /// Flushes and closes the trace (also done by the destructor).
+  void close_trace();
+  double simulated_seconds() const;
+  double wall_seconds() const { return wall_seconds_; }
+
+ private:
+  struct State;
+  std::unique_ptr<counters::Registry> registry_;
+  std::unique_ptr<counters::TraceRecorder> trace_;
+  std::unique_ptr<System> system_;
+  std::unique_ptr<State> state_;  // the runtimes: destroyed first, they use the system
+  double wall_seconds_ = 0;
+  unsigned runs_ = 0;
+};
+
+}  // namespace sohusim::platform

@@ -1,0 +1,164 @@
+#include "sohusim/platform/simulator.hpp"
+
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <chrono>
+#include <fstream>
+#include <optional>
+
+#include <systemc>
+
+#include "sohusim/counters/trace_writer.hpp"
+#include "sohusim/platform/system.hpp"
+#include "sohusim/sim/sim_time.hpp"
+
+namespace sohusim::platform {
+
+namespace {
+
+class Context : public HostContext {
+ public:
+  Context(System& sys, unsigned h, counters::Registry& registry, counters::TraceRecorder& trace,
+          std::unique_ptr<driver::Runtime>& runtime)
+      : sys_(sys), h_(h), name_(sys.spec().hosts.at(h).name), registry_(registry), trace_(trace), runtime_(runtime) {}
+
+  unsigned host_index() const override { return h_; }
+  const std::string& host_name() const override { return name_; }
+  driver::DeviceAccess& access() override { return sys_.access(h_); }
+  driver::Runtime& runtime() override {
+    if (!runtime_) {
+      driver::RuntimeOptions o;
+      o.costs = sys_.spec().costs;
+      o.registry = &registry_;
+      o.prefix = name_ + ".runtime";
+      if (trace_.enabled()) {
+        o.trace = &trace_;
+        o.api_track = trace_.thread_track(sys_.host_track(h_), "runtime API");
+        o.driver_track = trace_.thread_track(sys_.host_track(h_), "driver");
+      }
+      // Correlation ids of different hosts never collide: host h uses (h + 1) << 40 onward.
+      o.correlation_base = static_cast<std::uint64_t>(h_ + 1) << 40;
+      runtime_ = std::make_unique<driver::Runtime>(sys_.access(h_), o);
+    }
+    return *runtime_;
+  }
+  std::uint64_t now_ns() override { return sim::to_ns(sc_core::sc_time_stamp()); }
+  void net_send(unsigned to, std::uint64_t bytes, std::uint32_t tag) override {
+    sys_.network().send(h_, to, bytes, tag);
+  }
+  void net_recv(unsigned from, std::uint64_t bytes, std::uint32_t tag) override {
+    sys_.network().recv(h_, from, bytes, tag);
+  }
+
+ private:
+  System& sys_;
+  unsigned h_;
+  std::string name_;
+  counters::Registry& registry_;
+  counters::TraceRecorder& trace_;
+  std::unique_ptr<driver::Runtime>& runtime_;
+};
+
+}  // namespace
+
+struct Simulator::State {
+  std::vector<std::unique_ptr<driver::Runtime>> runtimes;
+  double stop_time_s = 1.0;
+};
+
+Simulator::Simulator(const SimulatorOptions& options) {
+  sim::ensure_time_resolution();
+  const std::vector<std::string> dirs = options.config_dirs.empty() ? default_config_dirs() : options.config_dirs;
+  const SystemSpec spec = SystemSpec::load(options.system, dirs);
+  std::vector<std::string> overrides = options.overrides;
+  if (!options.fidelity.empty()) overrides.push_back("sim.fidelity=" + options.fidelity);
+  if (!options.mode.empty()) overrides.push_back("sim.data_mode=" + options.mode);
+  registry_ = std::make_unique<counters::Registry>();
+  trace_ = std::make_unique<counters::TraceRecorder>(
+      options.trace_file.empty() ? nullptr : counters::make_trace_writer(options.trace_file, counters::TraceFormat::Auto));
+  system_ = std::make_unique<System>(spec, dirs, overrides, *registry_, trace_.get());
+  state_ = std::make_unique<State>();
+  state_->runtimes.resize(system_->host_count());
+  state_->stop_time_s = system_->host_config(0).get_quantity("sim.stop_time");
+}
+
+Simulator::~Simulator() {
+  try {
+    close_trace();
+  } catch (...) {  // a destructor must not throw; close_trace() reports errors to callers who ask
+  }
+}
+
+double Simulator::run(const HostProgram& program, const std::vector<unsigned>& hosts) {
+  std::vector<unsigned> which = hosts;
+  if (which.empty())
+    for (unsigned h = 0; h < system_->host_count(); ++h) which.push_back(h);
+  for (unsigned h : which) {
+    if (h >= system_->host_count()) {
+      throw std::invalid_argument("Simulator::run: host " + std::to_string(h) + " does not exist (the system has " +
+                                  std::to_string(system_->host_count()) + ")");
+    }
+  }
+  const double t0 = sc_core::sc_time_stamp().to_seconds();
+  const auto wall0 = std::chrono::steady_clock::now();
+  auto remaining = std::make_shared<unsigned>(static_cast<unsigned>(which.size()));
+  auto failure = std::make_shared<std::optional<std::string>>();
+  std::vector<std::unique_ptr<Context>> contexts;
+  for (unsigned h : which) {
+    contexts.push_back(std::make_unique<Context>(*system_, h, *registry_, *trace_, state_->runtimes[h]));
+    Context* ctx = contexts.back().get();
+    sc_core::sc_spawn(
+        [ctx, program, remaining, failure] {
+          try {
+            program(*ctx);
+          } catch (const std::exception& e) {
+            if (!*failure) *failure = ctx->host_name() + ": " + e.what();
+            sc_core::sc_pause();  // one host failed: the run is over, the others may wait forever
+            return;
+          }
+          if (--*remaining == 0) sc_core::sc_pause();
+        },
+        ("host_program_" + std::to_string(h) + "_" + std::to_string(runs_)).c_str());
+  }
+  ++runs_;
+  const sc_core::sc_time limit(state_->stop_time_s, sc_core::SC_SEC);
+  std::string kernel_error;
+  try {
+    if (sc_core::sc_time_stamp() < limit) sc_core::sc_start(limit - sc_core::sc_time_stamp(), sc_core::SC_EXIT_ON_STARVATION);
+  } catch (const std::exception& e) {
+    kernel_error = e.what();
+  }
+  wall_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  system_->sync_stats();
+  trace_->flush();
+  if (!kernel_error.empty()) throw SimulationError("simulation failed: " + kernel_error);
+  if (*failure) throw SimulationError(**failure);
+  if (*remaining != 0) {
+    const bool at_limit = sc_core::sc_time_stamp() >= limit;
+    throw SimulationError(
+        std::to_string(*remaining) + " host program(s) did not finish: " +
+        (at_limit ? "the simulated-time limit sim.stop_time (" + std::to_string(state_->stop_time_s) + " s) was reached"
+                  : std::string("nothing is left to happen (a wait that no device or host will satisfy)")));
+  }
+  return sc_core::sc_time_stamp().to_seconds() - t0;
+}
+
+System& Simulator::system() { return *system_; }
+counters::Registry& Simulator::stats() { return *registry_; }
+counters::TraceRecorder& Simulator::trace() { return *trace_; }
+double Simulator::simulated_seconds() const { return sc_core::sc_time_stamp().to_seconds(); }
+
+void Simulator::write_stats(const std::string& path) const {
+  std::ofstream os(path);
+  if (!os) throw std::runtime_error("cannot write stats file '" + path + "'");
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0) {
+    registry_->write_csv(os);
+  } else {
+    registry_->write_json(os);
+  }
+}
+
+void Simulator::close_trace() {
+  if (trace_) trace_->close();
+}
+
+}  // namespace sohusim::platform

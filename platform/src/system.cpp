@@ -1,0 +1,134 @@
+#include "sohusim/platform/system.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#include "sohusim/memory/memory_schema.hpp"
+#include "sohusim/models/device_schema.hpp"
+#include "sohusim/pcie/pcie_schema.hpp"
+#include "sohusim/sim/core_schema.hpp"
+#include "sohusim/sim/instrumentation.hpp"
+
+namespace sohusim::platform {
+
+sim::Schema config_schema() {
+  sim::Schema s = sim::core_schema();
+  s.merge(memory::memory_schema());
+  s.merge(pcie::pcie_schema());
+  s.merge(models::device_schema());
+  return s;
+}
+
+std::vector<std::string> default_config_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("SOHUSIM_CONFIGS"); env != nullptr && *env != '\0') dirs.emplace_back(env);
+  std::error_code ec;
+  for (const char* d : {SOHUSIM_SOURCE_CONFIGS, SOHUSIM_INSTALLED_CONFIGS}) {
+    if (std::filesystem::is_directory(d, ec)) dirs.emplace_back(d);
+  }
+  return dirs;
+}
+
+namespace {
+
+std::unique_ptr<sim::Config> load_host_config(const SystemSpec& spec, const HostSpec& host,
+                                         const std::vector<std::string>& dirs,
+                                         const std::vector<std::string>& overrides) {
+  std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
+  sim::ConfigLoader loader(config_schema(), paths);
+  const std::string arch = host.arch.empty() ? spec.arch : host.arch;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(arch, ec)) {
+    loader.load_file(arch);
+  } else {
+    const std::vector<std::string> all = loader.available_presets();
+    bool found = false;
+    std::string names;
+    for (const auto& p : all) {
+      if (p == "arch/" + arch) found = true;
+      if (p.rfind("arch/", 0) == 0) names += (names.empty() ? "" : ", ") + p.substr(5);
+    }
+    if (!found) {
+      throw std::invalid_argument(spec.source + ": arch `" + arch + "` of host `" + host.name +
+                                  "` is neither a file nor a preset (presets: " + names + ")");
+    }
+    loader.load_preset("arch/" + arch);
+  }
+  for (const std::string& s : spec.sets) loader.set(s);
+  for (const std::string& s : overrides) loader.set(s);
+  return std::make_unique<sim::Config>(loader.resolve());
+}
+
+}  // namespace
+
+System::System(const SystemSpec& spec, const std::vector<std::string>& config_dirs,
+               const std::vector<std::string>& overrides, counters::Registry& registry,
+               counters::TraceRecorder* trace)
+    : spec_(spec) {
+  const std::vector<std::string> dirs = config_dirs.empty() ? default_config_dirs() : config_dirs;
+  const bool tracing = trace != nullptr && trace->enabled();
+  unsigned next_device = 0;
+  for (unsigned h = 0; h < spec_.hosts.size(); ++h) {
+    const HostSpec& hs = spec_.hosts[h];
+    auto host = std::make_unique<Host>();
+    host->config = load_host_config(spec_, hs, dirs, overrides);
+    std::vector<std::string> categories = host->config->get_strings("trace.categories");
+    host->track = tracing ? trace->process_track(hs.name) : 0;
+    sim::Instrumentation hinst{&registry, trace, host->track, categories};
+    std::vector<models::HostSystem::DeviceSlot> slots;
+    for (unsigned d = 0; d < hs.devices; ++d, ++next_device) {
+      models::HostSystem::DeviceSlot slot;
+      slot.name = "dev" + std::to_string(next_device);
+      slot.index = next_device;
+      slot.inst = sim::Instrumentation{&registry, trace, tracing ? trace->process_track(slot.name) : 0, categories};
+      slots.push_back(slot);
+    }
+    host->system = std::make_unique<models::HostSystem>(*host->config, hinst, hs.name, slots);
+    host->access = std::make_unique<SimDeviceAccess>(*host->system);
+    // Chip-to-chip links of this host: two channels per pair, one per direction.
+    for (const auto& [a, b] : spec_.links_of(h)) {
+      models::SohuDevice& da = host->system->device(a);
+      models::SohuDevice& db = host->system->device(b);
+      const unsigned ports = std::min(da.params().c2c_ports, db.params().c2c_ports);
+      unsigned used_a = 0, used_b = 0;
+      for (const auto& [x, y] : spec_.links_of(h)) {
+        used_a += (x == a || y == a) ? 1 : 0;
+        used_b += (x == b || y == b) ? 1 : 0;
+      }
+      if (std::max(used_a, used_b) > ports) {
+        throw std::invalid_argument(spec_.source + ": c2c `" + spec_.c2c + "` gives a device of host `" + hs.name +
+                                    "` " + std::to_string(std::max(used_a, used_b)) +
+                                    " links, but the arch has device.c2c.ports = " + std::to_string(ports));
+      }
+      auto ab = std::make_unique<models::C2cChannel>(
+          da.params().c2c, counters::Scope(registry, da.prefix() + ".c2c.to" + std::to_string(db.index()) + ".tx"));
+      auto ba = std::make_unique<models::C2cChannel>(
+          db.params().c2c, counters::Scope(registry, db.prefix() + ".c2c.to" + std::to_string(da.index()) + ".tx"));
+      da.connect(db.index(), db, *ab, *ba);
+      db.connect(da.index(), da, *ba, *ab);
+      channels_.push_back(std::move(ab));
+      channels_.push_back(std::move(ba));
+    }
+    hosts_.push_back(std::move(host));
+  }
+  network_ = std::make_unique<HostNetwork>(host_count(), spec_.network_bandwidth, spec_.network_latency_s, registry);
+}
+
+System::~System() = default;
+
+models::SohuDevice& System::device(unsigned global) {
+  unsigned g = global;
+  for (auto& h : hosts_) {
+    if (g < h->system->device_count()) return h->system->device(g);
+    g -= h->system->device_count();
+  }
+  throw std::out_of_range("device " + std::to_string(global) + " does not exist (the system has " +
+                          std::to_string(device_count()) + ")");
+}
+
+void System::sync_stats() {
+  for (auto& h : hosts_) h->system->sync_stats();
+}
+
+}  // namespace sohusim::platform

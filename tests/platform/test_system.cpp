@@ -1,0 +1,147 @@
+// The platform layer: system files, System assembly (hosts, devices on their own root ports,
+// chip-to-chip links, host network) and SimDeviceAccess as the driver's view of a host.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/systemc_test_support.hpp"
+#include "sohusim/platform/simulator.hpp"
+#include "sohusim/platform/system.hpp"
+#include "sohusim/platform/system_spec.hpp"
+#include "sohusim/regmap/sohu_regs.h"
+
+namespace sohusim::platform {
+namespace {
+
+std::vector<std::string> dirs() { return {std::string(SOHUSIM_SOURCE_DIR) + "/configs"}; }
+
+std::string error_of(const std::string& yaml) {
+  try {
+    SystemSpec::parse(yaml, "sys.yaml");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SystemSpec, ShippedSystemsLoad) {
+  const SystemSpec one = SystemSpec::load("sohu-1", dirs());
+  EXPECT_EQ(one.device_count(), 1u);
+  const SystemSpec eight = SystemSpec::load("sohu-8", dirs());
+  EXPECT_EQ(eight.device_count(), 8u);
+  EXPECT_EQ(eight.links_of(0).size(), 28u);  // a full mesh of 8
+  const SystemSpec two = SystemSpec::load("sohu-2x8", dirs());
+  EXPECT_EQ(two.hosts.size(), 2u);
+  EXPECT_EQ(two.device_count(), 16u);
+  EXPECT_DOUBLE_EQ(two.network_bandwidth, 50e9);
+  EXPECT_DOUBLE_EQ(two.network_latency_s, 5e-6);
+}
+
+TEST(SystemSpec, BadFilesNameTheKey) {
+  EXPECT_NE(error_of("hosts: []").find("hosts"), std::string::npos);
+  EXPECT_NE(error_of("hosts: [{devices: 0}]").find("hosts[0].devices"), std::string::npos);
+  EXPECT_NE(error_of("hosts: [{devices: 2}]\nc2c: [[0, 5]]").find("does not exist"), std::string::npos);
+  EXPECT_NE(error_of("hosts: [{devices: 2}]\nc2c: torus").find("allowed: mesh"), std::string::npos);
+  EXPECT_NE(error_of("hosts: [{devices: 2}]\nnetwork: {bandwidth: fast}").find("network.bandwidth"),
+            std::string::npos);
+  EXPECT_NE(error_of("hosts: [{devices: 1}]\ncolour: red").find("unknown key"), std::string::npos);
+  EXPECT_NE(error_of("hosts: [{devices: 1}]\nhost_costs: {launch: 5}").find("host_costs.launch"), std::string::npos);
+  try {
+    SystemSpec::load("sohu-3", dirs());
+    FAIL() << "an unknown system loaded";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("sohu-8"), std::string::npos) << e.what();
+  }
+}
+
+SOHUSIM_SYSTEMC_TEST(Platform, EightDevicesEnumerateOnTheirOwnRootPorts) {
+  SimulatorOptions o;
+  o.system = "sohu-8";
+  o.config_dirs = dirs();
+  Simulator sim(o);
+  ASSERT_EQ(sim.system().device_count(), 8u);
+  std::vector<driver::PciFunction> fns;
+  std::vector<driver::BarInfo> bar2;
+  std::uint32_t id_reg = 0;
+  sim.run([&](HostContext& host) {
+    driver::DeviceAccess& a = host.access();
+    fns = a.functions();
+    for (const auto& f : fns) bar2.push_back(a.bar(f.rid, 2));
+    // BAR0 of the last device answers with the device's identity over its own link.
+    const driver::BarInfo b0 = a.bar(fns.back().rid, 0);
+    a.config_write32(fns.back().rid, 0x04, 0x6);
+    id_reg = a.mmio_read32(b0.address + SOHU_ID);
+  });
+  ASSERT_EQ(fns.size(), 8u);
+  for (unsigned i = 0; i < 8; ++i) {
+    EXPECT_EQ(fns[i].vendor_id, 0x1E5C);
+    EXPECT_EQ(fns[i].device_id, 0x5001);
+    EXPECT_EQ(fns[i].rid, static_cast<std::uint16_t>((i + 1) << 8));
+    EXPECT_GE(bar2[i].size, sim.system().device(i).params().hbm_bytes);
+    EXPECT_TRUE(bar2[i].is_64bit);
+  }
+  EXPECT_EQ(id_reg, 0x50011E5Cu);
+  // Each device has its own link: only the last one carried a memory read (config reads went to all).
+  EXPECT_GT(sim.stats().value("host0.pcie.dev7.down.tlps_mrd"), 0.0);
+  EXPECT_EQ(sim.stats().value("host0.pcie.dev3.down.tlps_mrd"), 0.0);
+}
+
+SOHUSIM_SYSTEMC_TEST(Platform, MmioReadStallsForTheRoundTripAndBadAddressesAreErrors) {
+  SimulatorOptions o;
+  o.system = "sohu-1";
+  o.config_dirs = dirs();
+  Simulator sim(o);
+  std::uint64_t t = 0;
+  std::string error;
+  sim.run([&](HostContext& host) {
+    driver::DeviceAccess& a = host.access();
+    const auto f = a.functions().at(0);
+    a.config_write32(f.rid, 0x04, 0x6);
+    const std::uint64_t t0 = a.now_ns();
+    a.mmio_read32(a.bar(f.rid, 0).address + SOHU_VERSION);
+    t = a.now_ns() - t0;
+    try {
+      a.mmio_read32(0x1234'0000ULL);
+    } catch (const driver::AccessError& e) {
+      error = e.what();
+    }
+  });
+  EXPECT_GE(t, 1000u);
+  EXPECT_LE(t, 3000u);
+  EXPECT_NE(error.find("0x12340000"), std::string::npos) << error;
+}
+
+SOHUSIM_SYSTEMC_TEST(Platform, HostNetworkDeliversAfterBandwidthAndLatency) {
+  SimulatorOptions o;
+  o.system = "sohu-2x8";
+  o.config_dirs = dirs();
+  Simulator sim(o);
+  std::uint64_t arrived = 0;
+  sim.run([&](HostContext& host) {
+    if (host.host_index() == 0) host.net_send(1, 50'000'000, 7);  // 1 ms at 50 GB/s
+    if (host.host_index() == 1) {
+      host.net_recv(0, 50'000'000, 7);
+      arrived = host.now_ns();
+    }
+  });
+  EXPECT_EQ(arrived, 1'000'000u + 5'000u);
+  EXPECT_EQ(sim.stats().value("net.h0_h1.bytes"), 50e6);
+}
+
+SOHUSIM_SYSTEMC_TEST(Platform, AHostProgramThatWaitsForeverIsReportedNotHung) {
+  SimulatorOptions o;
+  o.system = "sohu-2x8";
+  o.config_dirs = dirs();
+  Simulator sim(o);
+  try {
+    sim.run([&](HostContext& host) {
+      if (host.host_index() == 1) host.net_recv(0, 8, 1);  // nobody sends
+    });
+    FAIL() << "the run returned";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("did not finish"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sohusim::platform
