@@ -1,0 +1,303 @@
+// `sohusim run`: a transformer request on a simulated system, end to end — the runtime and
+// driver on each host, PCIe, the devices, chip-to-chip links and the host network — and its
+// metrics (TTFT, TPOT, tokens/s both ways, utilization, HBM used, energy).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "sohusim/platform/simulator.hpp"
+#include "sohusim/platform/system.hpp"
+#include "sohusim/workloads/compiler.hpp"
+#include "sohusim/workloads/scenario.hpp"
+
+namespace sohusim::tools {
+
+namespace {
+
+struct RunOptions {
+  std::string model = "tiny";
+  std::string system = "sohu-1";
+  unsigned batch = 1, prompt = 32, gen = 8, tp = 0;
+  std::string dtype = "fp8";
+  std::string fidelity, mode;
+  std::string trace, stats;
+  bool json = false, upload = false;
+  std::uint64_t seed = 1;
+  std::vector<std::string> sets;
+};
+
+driver::DType parse_dtype(const std::string& s) {
+  if (s == "fp8" || s == "fp8_e4m3") return driver::DType::Fp8E4M3;
+  if (s == "fp8_e5m2") return driver::DType::Fp8E5M2;
+  if (s == "bf16") return driver::DType::Bf16;
+  if (s == "fp16") return driver::DType::Fp16;
+  if (s == "fp32") return driver::DType::Fp32;
+  throw UsageError("--dtype: `" + s + "` (allowed: fp8, fp8_e5m2, bf16, fp16, fp32)");
+}
+
+std::vector<std::string> dirs_of(const GlobalOptions& g) {
+  std::vector<std::string> out;
+  for (const auto& p : preset_dirs(g)) out.push_back(p.string());
+  return out;
+}
+
+double sum_glob(counters::Registry& r, const std::string& pattern) {
+  double s = 0;
+  for (const counters::Stat* st : r.glob(pattern)) s += st->value();
+  return s;
+}
+
+int run_run(const GlobalOptions& global, const RunOptions& o) {
+  const std::vector<std::string> dirs = dirs_of(global);
+  workloads::ModelConfig model;
+  platform::SystemSpec spec;
+  try {
+    model = workloads::load_model(o.model, dirs);
+    spec = platform::SystemSpec::load(o.system, dirs);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const driver::DType dtype = parse_dtype(o.dtype);
+  const bool functional = o.mode == "functional";
+  if (functional && dtype != driver::DType::Fp32 && dtype != driver::DType::Bf16 && dtype != driver::DType::Fp16)
+    throw UsageError("--mode functional needs --dtype fp32, bf16 or fp16 (FP8 needs scales the model does not have)");
+  if (functional && spec.hosts.size() > 1)
+    throw UsageError("--mode functional runs on one host; `" + spec.name + "` has " + std::to_string(spec.hosts.size()));
+  const unsigned per_host = spec.hosts.front().devices;
+  for (const auto& h : spec.hosts) {
+    if (h.devices != per_host)
+      throw UsageError("system `" + spec.name + "`: pipeline stages need the same number of devices on every host");
+  }
+  const unsigned tp = o.tp == 0 ? per_host : o.tp;
+  if (tp > per_host) throw UsageError("--tp " + std::to_string(tp) + ": a host has " + std::to_string(per_host) + " devices");
+
+  platform::SimulatorOptions so;
+  so.system = o.system;
+  so.config_dirs = dirs;
+  so.overrides = o.sets;
+  so.fidelity = o.fidelity;
+  so.mode = o.mode;
+  so.trace_file = o.trace;
+  std::unique_ptr<platform::Simulator> sim;
+  try {
+    sim = std::make_unique<platform::Simulator>(so);
+  } catch (const sim::ConfigError&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  // What can be checked before simulating: the shard and the memory plan of every rank.
+  try {
+    workloads::BuildOptions bo;
+    bo.kv_capacity = o.prompt + o.gen;
+    if (o.prompt + o.gen > model.max_positions) {
+      throw std::invalid_argument("--prompt " + std::to_string(o.prompt) + " + --gen " + std::to_string(o.gen) +
+                                  " exceed the model's max_position_embeddings " + std::to_string(model.max_positions));
+    }
+    for (unsigned r = 0; r < tp; ++r) {
+      const workloads::Shard s{tp, r};
+      const workloads::Graph g =
+          workloads::build_graph(model, s, workloads::Phase::Prefill, o.batch, o.prompt, o.prompt, bo);
+      workloads::plan_memory(model, s, dtype, g, sim->system().device(r).params().hbm_bytes);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (!o.stats.empty()) {
+    std::ofstream probe(o.stats);
+    if (!probe) throw UsageError("--stats: cannot write `" + o.stats + "`");
+  }
+
+  const bool progress = isatty(STDERR_FILENO) != 0 && !o.json;
+  std::vector<workloads::ScenarioResult> results(spec.hosts.size());
+  const unsigned stages = static_cast<unsigned>(spec.hosts.size());
+  std::string failure;
+  double sim_seconds = 0;
+  try {
+    sim_seconds = sim->run([&](platform::HostContext& host) {
+      const unsigned h = host.host_index();
+      workloads::ScenarioOptions so2;
+      so2.batch = o.batch;
+      so2.prompt = o.prompt;
+      so2.gen = o.gen;
+      so2.dtype = dtype;
+      so2.tp = tp;
+      so2.upload_weights = o.upload;
+      so2.functional = functional;
+      so2.seed = o.seed;
+      if (progress && h == 0) {
+        so2.progress = [](const std::string& phase, unsigned step, unsigned steps) {
+          std::fprintf(stderr, "\r%s: step %u of %u ", phase.c_str(), step, steps);
+          if (step == steps) std::fprintf(stderr, "\n");
+        };
+      }
+      std::vector<unsigned> c2c;
+      for (unsigned i = 0; i < per_host; ++i) c2c.push_back(h * per_host + i);
+      workloads::PipelineStage st;
+      st.stage = h;
+      st.stages = stages;
+      st.send = [&host](unsigned to, std::uint64_t bytes, std::uint32_t tag) { host.net_send(to, bytes, tag); };
+      st.recv = [&host](unsigned from, std::uint64_t bytes, std::uint32_t tag) { host.net_recv(from, bytes, tag); };
+      results[h] = workloads::run_scenario(host.runtime(), model, so2, c2c, st);
+    });
+  } catch (const platform::SimulationError& e) {
+    failure = e.what();
+  }
+  if (!o.stats.empty()) sim->write_stats(o.stats);
+  sim->close_trace();
+  if (!failure.empty()) {
+    std::cerr << "sohusim run: " << failure << "\n";
+    return kSimulationError;
+  }
+
+  // Whole-system figures over the request (load excluded where it can be).
+  const workloads::ScenarioResult& r = results.front();
+  counters::Registry& reg = sim->stats();
+  platform::System& sys = sim->system();
+  const unsigned devices = sys.device_count();
+  double energy_j = 0, peak_flops = 0, peak_hbm = 0;
+  const double busy_s = sim_seconds;
+  for (unsigned d = 0; d < devices; ++d) {
+    const models::SohuDevice& dev = sys.device(d);
+    energy_j += dev.energy(busy_s).total_j;
+    peak_flops += models::peak_flops(dev.params().matrix, static_cast<models::DataType>(static_cast<unsigned>(dtype)));
+    peak_hbm += dev.params().hbm_peak_bytes_per_s;
+  }
+  const double macs = sum_glob(reg, "dev*.me*.macs_useful");
+  const double hbm_bytes = sum_glob(reg, "dev*.hbm.port.bytes_read") + sum_glob(reg, "dev*.hbm.port.bytes_written");
+  const double compute_util = busy_s > 0 ? 2.0 * macs / busy_s / peak_flops : 0;
+  const double hbm_util = busy_s > 0 ? hbm_bytes / busy_s / peak_hbm : 0;
+  std::uint64_t hbm_used = 0;
+  for (const auto& x : results) hbm_used = std::max(hbm_used, x.hbm_used_bytes);
+  const double out_tokens = static_cast<double>(o.batch) * o.gen;
+  const double tokens_per_joule = energy_j > 0 ? out_tokens / energy_j : 0;
+
+  if (o.json) {
+    nlohmann::json j;
+    j["model"] = model.name;
+    j["system"] = spec.name;
+    j["devices"] = devices;
+    j["hosts"] = stages;
+    j["tp"] = tp;
+    j["pipeline_stages"] = stages;
+    j["dtype"] = driver::dtype_name(dtype);
+    j["mode"] = functional ? "functional" : "timing";
+    j["batch"] = o.batch;
+    j["prompt"] = o.prompt;
+    j["gen"] = o.gen;
+    j["ttft_ms"] = r.ttft_seconds * 1e3;
+    j["tpot_ms"] = r.tpot_seconds * 1e3;
+    j["e2e_ms"] = r.e2e_seconds * 1e3;
+    j["load_seconds"] = r.load_seconds;
+    j["tokens_per_second"] = r.tokens_per_second;
+    j["tokens_per_second_counts"] = "input + output tokens over the end-to-end time";
+    j["output_tokens_per_second"] = r.output_tokens_per_second;
+    j["simulated_seconds"] = sim_seconds;
+    j["wall_seconds"] = sim->wall_seconds();
+    j["hbm_used_bytes"] = hbm_used;
+    j["weight_bytes_per_device"] = r.weight_bytes;
+    j["kv_cache_bytes_per_device"] = r.kv_bytes;
+    j["compute_utilization"] = compute_util;
+    j["hbm_bandwidth_utilization"] = hbm_util;
+    j["hbm_bytes"] = hbm_bytes;
+    j["energy_joules"] = energy_j;
+    j["average_watts"] = sim_seconds > 0 ? energy_j / sim_seconds : 0;
+    j["output_tokens_per_joule"] = tokens_per_joule;
+    j["commands"] = r.commands;
+    nlohmann::json kinds = nlohmann::json::object();
+    for (const auto& [k, v] : r.decode.per_kind) kinds[k] = v * 1e3;
+    j["decode_ms_per_kind"] = kinds;
+    nlohmann::json pk = nlohmann::json::object();
+    for (const auto& [k, v] : r.prefill.per_kind) pk[k] = v * 1e3;
+    j["prefill_ms_per_kind"] = pk;
+    // The first layer's ops and the per-layer times (rank 0), for both phases.
+    for (const auto& [label, bd] : {std::pair<const char*, const workloads::Breakdown*>{"prefill", &r.prefill},
+                                    {"decode", &r.decode}}) {
+      nlohmann::json ops = nlohmann::json::array();
+      for (const workloads::OpTime& op : bd->ops) {
+        if (op.layer <= 0) ops.push_back({{"op", op.name}, {"ms", op.seconds * 1e3}});
+      }
+      j[std::string(label) + "_layer0_ops"] = ops;
+      nlohmann::json layers = nlohmann::json::array();
+      for (double v : bd->per_layer) layers.push_back(v * 1e3);
+      j[std::string(label) + "_ms_per_layer"] = layers;
+    }
+    if (functional) j["tokens"] = r.tokens;
+    std::cout << j.dump(2) << "\n";
+    return kOk;
+  }
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(3);
+  s << model.name << " on " << spec.name << " (" << devices << " device" << (devices > 1 ? "s" : "") << ", tp " << tp
+    << ", " << stages << " stage" << (stages > 1 ? "s" : "") << "), " << driver::dtype_name(dtype) << ", "
+    << (functional ? "functional" : "timing") << "\n";
+  s << "  request      batch " << o.batch << ", prompt " << o.prompt << ", gen " << o.gen << "\n";
+  s << "  TTFT         " << r.ttft_seconds * 1e3 << " ms\n";
+  s << "  TPOT         " << r.tpot_seconds * 1e3 << " ms\n";
+  s << "  end to end   " << r.e2e_seconds * 1e3 << " ms";
+  if (o.upload) s << " (+ " << r.load_seconds * 1e3 << " ms weight upload)";
+  s << "\n";
+  s.precision(1);
+  s << "  tokens/s     " << r.tokens_per_second << " (input + output), " << r.output_tokens_per_second
+    << " (output only)\n";
+  s.precision(3);
+  s << "  utilization  compute " << compute_util * 100 << " %, HBM bandwidth " << hbm_util * 100 << " % (over "
+    << sim_seconds * 1e3 << " ms simulated)\n";
+  s << "  HBM used     " << static_cast<double>(hbm_used) / (1ULL << 30) << " GiB per device (weights "
+    << static_cast<double>(r.weight_bytes) / (1ULL << 30) << ", KV cache " << static_cast<double>(r.kv_bytes) / (1ULL << 30)
+    << ")\n";
+  s << "  energy       " << energy_j << " J, " << (sim_seconds > 0 ? energy_j / sim_seconds : 0) << " W, "
+    << tokens_per_joule << " output tokens/J\n";
+  if (!r.decode.per_kind.empty()) {
+    s << "  decode step by op kind (rank 0):";
+    for (const auto& [k, v] : r.decode.per_kind) s << " " << k << " " << v * 1e3 << " ms;";
+    s << "\n";
+  }
+  if (functional) {
+    s << "  tokens       ";
+    for (std::size_t b = 0; b < r.tokens.size(); ++b) {
+      s << (b ? " | " : "");
+      for (std::size_t i = 0; i < r.tokens[b].size(); ++i) s << (i ? " " : "") << r.tokens[b][i];
+    }
+    s << "\n";
+  }
+  s << "  wall         " << sim->wall_seconds() << " s\n";
+  std::cout << s.str();
+  return kOk;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& root, const GlobalOptions& global, Action& action) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = root.add_subcommand("run", "run a transformer request on a simulated system; print TTFT, TPOT, tokens/s");
+  cmd->add_option("--model", o->model, "model name (configs/models) or a HuggingFace config.json")->capture_default_str();
+  cmd->add_option("--system", o->system, "system name (configs/systems) or a system YAML file")->capture_default_str();
+  cmd->add_option("--batch", o->batch, "sequences")->capture_default_str()->check(CLI::Range(1u, 65535u));
+  cmd->add_option("--prompt", o->prompt, "input tokens per sequence")->capture_default_str()->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--gen", o->gen, "output tokens per sequence")->capture_default_str()->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--dtype", o->dtype, "fp8 | fp8_e5m2 | bf16 | fp16 | fp32")->capture_default_str();
+  cmd->add_option("--tp", o->tp, "tensor-parallel degree (default: every device of a host)");
+  cmd->add_option("--fidelity", o->fidelity, "fast | detailed (default: the arch's)")
+      ->check(CLI::IsMember({"fast", "detailed"}));
+  cmd->add_option("--mode", o->mode, "timing | functional")->check(CLI::IsMember({"timing", "functional"}));
+  cmd->add_option("--trace", o->trace, "trace file (.pftrace: Perfetto protobuf; .json: Chrome JSON)");
+  cmd->add_option("--stats", o->stats, "statistics file (.json or .csv)");
+  cmd->add_flag("--json", o->json, "print one JSON object");
+  cmd->add_flag("--upload-weights", o->upload, "simulate the weight upload over PCIe and report it");
+  cmd->add_option("--seed", o->seed, "seed of the functional mode's weights and prompts")->capture_default_str();
+  cmd->add_option("--set", o->sets, "config override key=value (repeatable)");
+  cmd->callback([o, &global, &action] { action = [o, &global] { return run_run(global, *o); }; });
+}
+
+}  // namespace sohusim::tools
