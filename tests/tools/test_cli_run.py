@@ -1,0 +1,114 @@
+"""`sohusim run`: a transformer request end to end (defaults, JSON, functional mode, bad input)."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+BIN = os.environ.get("SOHUSIM_BIN", "sohusim")
+
+
+def run(*args, timeout=600):
+    return subprocess.run([BIN, "run", *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+class RunCli(unittest.TestCase):
+    def json_of(self, *args):
+        r = run(*args, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def usage_error(self, *args, expect=()):
+        r = run(*args)
+        self.assertEqual(r.returncode, 2, f"stdout: {r.stdout}\nstderr: {r.stderr}")
+        for e in expect:
+            self.assertIn(e, r.stderr)
+        return r.stderr
+
+    def test_default_runs_in_seconds_and_prints_a_summary(self):
+        r = run(timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for key in ("TTFT", "TPOT", "tokens/s", "(input + output)", "(output only)", "HBM used", "energy"):
+            self.assertIn(key, r.stdout)
+
+    def test_json_has_the_promised_fields_and_consistent_rates(self):
+        j = self.json_of("--batch", "2", "--prompt", "16", "--gen", "4")
+        for key in ("ttft_ms", "tpot_ms", "tokens_per_second", "output_tokens_per_second", "simulated_seconds",
+                    "wall_seconds", "devices", "hbm_used_bytes", "compute_utilization", "hbm_bandwidth_utilization",
+                    "energy_joules", "average_watts", "output_tokens_per_joule"):
+            self.assertIn(key, j)
+        e2e = j["e2e_ms"] / 1e3
+        self.assertAlmostEqual(j["tokens_per_second"], 2 * (16 + 4) / e2e, delta=1e-6 * j["tokens_per_second"])
+        self.assertAlmostEqual(j["output_tokens_per_second"], 2 * 4 / e2e, delta=1e-6 * j["output_tokens_per_second"])
+        self.assertGreater(j["ttft_ms"], 0)
+        self.assertGreater(j["tpot_ms"], 0)
+        self.assertLess(j["ttft_ms"], j["e2e_ms"])
+        self.assertEqual(j["devices"], 1)
+        self.assertGreater(j["hbm_used_bytes"], 0)
+
+    def test_functional_tokens_agree_on_one_and_two_devices(self):
+        args = ("--mode", "functional", "--dtype", "fp32", "--batch", "2", "--prompt", "8", "--gen", "4")
+        one = self.json_of(*args)
+        two = self.json_of(*args, "--system", "test-2")
+        self.assertEqual(len(one["tokens"]), 2)
+        self.assertEqual(len(one["tokens"][0]), 4)
+        self.assertEqual(one["tokens"], two["tokens"])
+        self.assertEqual(two["devices"], 2)
+
+    def test_stats_and_trace_files_are_written(self):
+        with tempfile.TemporaryDirectory() as d:
+            stats, trace = os.path.join(d, "s.json"), os.path.join(d, "t.json")
+            r = run("--stats", stats, "--trace", trace, "--gen", "2")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(stats) as f:
+                s = json.load(f)
+            self.assertGreater(s["dev0.cp.commands_completed"]["value"], 0)
+            self.assertGreater(s["host0.runtime.api_calls"]["value"], 0)
+            with open(trace) as f:
+                t = json.load(f)
+            self.assertTrue(t["traceEvents"])
+
+    def test_unknown_model_lists_the_known_ones(self):
+        self.usage_error("--model", "llama-9", expect=("llama-9", "llama-3-70b"))
+
+    def test_bad_config_json_names_the_key(self):
+        cases = [
+            ({"model_type": "bert", "hidden_size": 64}, ("model_type", "bert")),
+            ({"model_type": "llama", "hidden_size": 65, "num_hidden_layers": 2, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 128},
+             ("65", "4")),
+            ({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+              "num_key_value_heads": 3, "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 128},
+             ("num_key_value_heads", "3")),
+            ({"model_type": "llama", "num_hidden_layers": 2}, ("hidden_size",)),
+        ]
+        for cfg, expect in cases:
+            with self.subTest(cfg=cfg), tempfile.TemporaryDirectory() as d:
+                p = os.path.join(d, "config.json")
+                with open(p, "w") as f:
+                    json.dump(cfg, f)
+                self.usage_error("--model", p, expect=expect)
+
+    def test_tensor_parallel_degree_must_divide_the_heads(self):
+        self.usage_error("--model", "tiny", "--system", "sohu-8", expect=("8",))
+
+    def test_a_model_that_does_not_fit_says_by_how_much(self):
+        self.usage_error("--model", "gpt-3-175b", "--dtype", "fp16", "--prompt", "16", "--gen", "2",
+                         expect=("does not fit", "GiB"))
+
+    def test_a_system_that_wires_missing_devices_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "sys.yaml")
+            with open(p, "w") as f:
+                f.write("hosts: [{devices: 2}]\nc2c: [[0, 3]]\n")
+            self.usage_error("--system", p, expect=("c2c[0]", "does not exist"))
+
+    def test_positions_beyond_the_model_are_refused(self):
+        self.usage_error("--model", "tiny", "--prompt", "120", "--gen", "20", expect=("max_position_embeddings",))
+
+    def test_functional_fp8_is_refused(self):
+        self.usage_error("--mode", "functional", "--dtype", "fp8", expect=("functional",))
+
+
+if __name__ == "__main__":
+    unittest.main()
