@@ -21,7 +21,7 @@ fi
 cmake --build --preset "$preset" -j "$jobs" | { grep -v -E '^(\[[0-9]+/[0-9]+\] |ninja: no work to do)' || true; }
 
 if [ "$action" = run ]; then
-  exec "build/$preset/bin/sohusim" gemm --arch sohu --m 4096 --k 4096 --n 4096 --dtype fp8
+  exec "build/$preset/bin/sohusim" run
 else
   ctest --preset "$preset" -j "$jobs"
 fi

@@ -379,7 +379,12 @@ void Runtime::launch(const Stream& s, const Program& program) {
   check_stream(s, "launch");
   access_.spend_ns(opt_.costs.launch_ns);
   // One correlation id for the whole program; no FENCE: the device runs a queue in order.
-  if (!program.commands.empty()) submit(s, program.commands, call.id());
+  // One interrupt per launch, as drivers batch them: every command but the last posts its
+  // completion without one (errors are still reaped, with the last command's interrupt).
+  if (program.commands.empty()) return;
+  std::vector<Command> cmds = program.commands;
+  for (std::size_t i = 0; i + 1 < cmds.size(); ++i) cmds[i].no_irq();
+  submit(s, cmds, call.id());
 }
 
 // ---- events and synchronization ---------------------------------------------------------------

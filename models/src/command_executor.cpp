@@ -144,14 +144,20 @@ std::vector<std::uint32_t> CommandExecutor::signature(const Sqe& sqe) {
   return k;
 }
 
-std::vector<std::pair<counters::Counter*, std::uint64_t>> CommandExecutor::device_counters() const {
-  std::vector<std::pair<counters::Counter*, std::uint64_t>> out;
+std::vector<std::pair<counters::Counter*, std::uint64_t>> CommandExecutor::device_counters() {
+  // The device's counters, looked up again only when the registry has grown (a glob over a
+  // multi-device registry is far dearer than reading the values).
   counters::Registry& r = scope_.registry();
-  for (const counters::Stat* s : r.glob(scope_.prefix() + ".**")) {
-    if (s->kind() != counters::StatKind::Counter) continue;
-    auto* c = static_cast<counters::Counter*>(r.find(s->name()));
-    out.emplace_back(c, c->count());
+  if (r.size() != counters_seen_) {
+    counters_seen_ = r.size();
+    own_counters_.clear();
+    for (const counters::Stat* s : r.glob(scope_.prefix() + ".**")) {
+      if (s->kind() == counters::StatKind::Counter) own_counters_.push_back(static_cast<counters::Counter*>(r.find(s->name())));
+    }
   }
+  std::vector<std::pair<counters::Counter*, std::uint64_t>> out;
+  out.reserve(own_counters_.size());
+  for (counters::Counter* c : own_counters_) out.emplace_back(c, c->count());
   return out;
 }
 
@@ -182,7 +188,7 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
   if (idle && o.ok() && started_ == my_start && in_flight_ == 1) {
     Replay r;
     r.duration_ps = sc_core::sc_time_stamp().value() - t0;
-    std::map<counters::Counter*, std::uint64_t> base;
+    std::map<counters::Counter*, std::uint64_t> base;  // counters created meanwhile start at 0
     for (const auto& [c, v] : before) base[c] = v;
     for (const auto& [c, v] : device_counters()) {
       const auto b = base.find(c);

@@ -32,7 +32,7 @@ class RunCli(unittest.TestCase):
             self.assertIn(key, r.stdout)
 
     def test_json_has_the_promised_fields_and_consistent_rates(self):
-        j = self.json_of("--batch", "2", "--prompt", "16", "--gen", "4")
+        j = self.json_of("--model", "tiny", "--batch", "2", "--prompt", "16", "--gen", "4")
         for key in ("ttft_ms", "tpot_ms", "tokens_per_second", "output_tokens_per_second", "simulated_seconds",
                     "wall_seconds", "devices", "hbm_used_bytes", "compute_utilization", "hbm_bandwidth_utilization",
                     "energy_joules", "average_watts", "output_tokens_per_joule"):
@@ -47,7 +47,8 @@ class RunCli(unittest.TestCase):
         self.assertGreater(j["hbm_used_bytes"], 0)
 
     def test_functional_tokens_agree_on_one_and_two_devices(self):
-        args = ("--mode", "functional", "--dtype", "fp32", "--batch", "2", "--prompt", "8", "--gen", "4")
+        args = ("--model", "tiny", "--mode", "functional", "--dtype", "fp32", "--batch", "2", "--prompt", "8", "--gen",
+                "4")
         one = self.json_of(*args)
         two = self.json_of(*args, "--system", "test-2")
         self.assertEqual(len(one["tokens"]), 2)
@@ -58,7 +59,7 @@ class RunCli(unittest.TestCase):
     def test_stats_and_trace_files_are_written(self):
         with tempfile.TemporaryDirectory() as d:
             stats, trace = os.path.join(d, "s.json"), os.path.join(d, "t.json")
-            r = run("--stats", stats, "--trace", trace, "--gen", "2")
+            r = run("--model", "tiny", "--prompt", "16", "--stats", stats, "--trace", trace, "--gen", "2")
             self.assertEqual(r.returncode, 0, r.stderr)
             with open(stats) as f:
                 s = json.load(f)
@@ -107,7 +108,7 @@ class RunCli(unittest.TestCase):
         self.usage_error("--model", "tiny", "--prompt", "120", "--gen", "20", expect=("max_position_embeddings",))
 
     def test_functional_fp8_is_refused(self):
-        self.usage_error("--mode", "functional", "--dtype", "fp8", expect=("functional",))
+        self.usage_error("--model", "tiny", "--mode", "functional", "--dtype", "fp8", expect=("functional",))
 
 
 if __name__ == "__main__":

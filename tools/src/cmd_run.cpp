@@ -24,13 +24,14 @@ namespace sohusim::tools {
 namespace {
 
 struct RunOptions {
-  std::string model = "tiny";
+  // The built-in default: Llama-3-8B, one request of 128 in / 16 out on one chip (seconds).
+  std::string model = "llama-3-8b";
   std::string system = "sohu-1";
-  unsigned batch = 1, prompt = 32, gen = 8, tp = 0;
+  unsigned batch = 1, prompt = 128, gen = 16, tp = 0;
   std::string dtype = "fp8";
   std::string fidelity, mode;
   std::string trace, stats;
-  bool json = false, upload = false;
+  bool json = false, upload = false, decode_only = false;
   std::uint64_t seed = 1;
   std::vector<std::string> sets;
 };
@@ -134,6 +135,7 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
       so2.upload_weights = o.upload;
       so2.functional = functional;
       so2.seed = o.seed;
+      so2.decode_only = o.decode_only;
       if (progress && h == 0) {
         so2.progress = [](const std::string& phase, unsigned step, unsigned steps) {
           std::fprintf(stderr, "\r%s: step %u of %u ", phase.c_str(), step, steps);
@@ -295,6 +297,8 @@ void add_run_command(CLI::App& root, const GlobalOptions& global, Action& action
   cmd->add_option("--stats", o->stats, "statistics file (.json or .csv)");
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->add_flag("--upload-weights", o->upload, "simulate the weight upload over PCIe and report it");
+  cmd->add_flag("--decode-only", o->decode_only,
+                "steady-state decode study: no prefill, the KV cache holds --prompt positions already");
   cmd->add_option("--seed", o->seed, "seed of the functional mode's weights and prompts")->capture_default_str();
   cmd->add_option("--set", o->sets, "config override key=value (repeatable)");
   cmd->callback([o, &global, &action] { action = [o, &global] { return run_run(global, *o); }; });

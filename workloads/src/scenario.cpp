@@ -125,9 +125,9 @@ class Runner {
     std::uint64_t t_prev = t_start;
     std::vector<std::uint32_t> tokens = prompt_tokens();  // position-major, prompt * batch
     for (unsigned step = 0; step < o_.gen; ++step) {
-      const bool prefill = step == 0;
+      const bool prefill = step == 0 && !o_.decode_only;
       const unsigned q_len = prefill ? o_.prompt : 1;
-      const unsigned kv_len = o_.prompt + step;
+      const unsigned kv_len = o_.prompt + step + (o_.decode_only ? 1 : 0);
       const bool profiled = o_.profile_ops && (prefill || step + 1 == o_.gen);
       std::vector<std::uint32_t> next = run_step(prefill ? Phase::Prefill : Phase::Decode, q_len, kv_len, tokens,
                                                  profiled, prefill ? res_.prefill : res_.decode);
@@ -169,6 +169,9 @@ class Runner {
       throw std::invalid_argument("scenario: pipeline stage " + std::to_string(st_.stage) + " of " +
                                   std::to_string(st_.stages) + " (the model has " + std::to_string(m_.layers) +
                                   " layers)");
+    }
+    if (o_.functional && o_.decode_only) {
+      throw std::invalid_argument("scenario: decode_only is a timing study (the KV cache holds no prompt data)");
     }
     if (o_.functional && st_.stages > 1) {
       throw std::invalid_argument("scenario: functional mode runs on one host (pipeline stages move no data)");
@@ -443,7 +446,7 @@ class Runner {
     // TPOT: the decode steps, without the profiled one when there are others.
     double sum = 0;
     unsigned n = 0;
-    for (std::size_t i = 1; i < res_.step_seconds.size(); ++i) {
+    for (std::size_t i = o_.decode_only ? 0 : 1; i < res_.step_seconds.size(); ++i) {
       const bool profiled = o_.profile_ops && i + 1 == res_.step_seconds.size();
       if (profiled && res_.step_seconds.size() > 2) continue;
       sum += res_.step_seconds[i];

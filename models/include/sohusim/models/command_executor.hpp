@@ -126,7 +126,7 @@ class CommandExecutor {
   static bool replayable(const Sqe& sqe);
   static std::vector<std::uint32_t> signature(const Sqe& sqe);
   Outcome execute_with_replay(const Sqe& sqe, std::uint16_t qid);
-  std::vector<std::pair<counters::Counter*, std::uint64_t>> device_counters() const;
+  std::vector<std::pair<counters::Counter*, std::uint64_t>> device_counters();
   Outcome exec_dma(const Sqe&);
   Outcome exec_gemm(const Sqe&, bool validate_only);
   Outcome exec_attention(const Sqe&, bool validate_only);
@@ -168,6 +168,8 @@ class CommandExecutor {
   counters::Counter& replayed_;
   counters::Scope scope_;
   std::map<std::vector<std::uint32_t>, Replay> replays_;
+  std::vector<counters::Counter*> own_counters_;  // this device's counters (device_counters())
+  std::size_t counters_seen_ = 0;                 // registry size when own_counters_ was built
   unsigned in_flight_ = 0;         // commands executing now
   std::uint64_t started_ = 0;      // commands started so far (detects overlap while recording)
 };

@@ -44,6 +44,10 @@ struct ScenarioOptions {
   std::uint64_t seed = 1;          // weights and (when prompts is empty) prompt tokens
   std::vector<std::vector<std::uint32_t>> prompts;  // [batch][prompt] token ids (functional)
   bool profile_ops = true;
+  /// Timing studies of the steady state: no prefill step; the KV cache is taken as holding
+  /// the prompt already and every step is a decode (gen steps from position prompt on).
+  /// TTFT is then 0 and tokens/s count only the generated tokens' work.
+  bool decode_only = false;
   /// Called after each step ("prefill"/"decode", step, steps) e.g. for a progress line.
   std::function<void(const std::string&, unsigned, unsigned)> progress;
 };
