@@ -24,7 +24,7 @@ endif()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/embed -B ${WORK_DIR}/build -G ${GENERATOR}
     -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release ${extra})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-run(${WORK_DIR}/build/embed_example)
+run(${WORK_DIR}/build/embed_example ${WORK_DIR}/prefix/share/sohusim/configs)
 message(STATUS "embed_example output:\n${LAST_OUTPUT}")
 if(NOT LAST_OUTPUT MATCHES "embed: ok")
   message(FATAL_ERROR "embed_example did not report success:\n${LAST_OUTPUT}")
