@@ -400,7 +400,24 @@ Outcome CommandExecutor::exec_gemm(const Sqe& sqe, bool validate_only) {
   in.dtype = g.in;
   in.sram_bytes = p.sram_bytes;
   in.hbm_bytes_per_second = p.hbm_peak_bytes_per_s * p.hbm_sustained_fraction;
+  in.vector = p.vector;
   const GemmPlan plan = plan_gemm(in);
+  // Split-K partials (gemm_plan.hpp): FP32 blocks, partial j of output tile (m0, n0) at
+  // (j*M*N + m0*N + n0*tm) * 4 of a workspace (block rows of height tm, blocks in a row one
+  // after the other): at the top of SRAM when they fit, else in HBM, where the workspace is
+  // modelled inside C's range (timing only: no bytes move; in functional mode the port writes
+  // back what is there, and C is computed after the timing).
+  const std::uint64_t split = plan.split_k;
+  const std::uint64_t acc = in.acc_bytes;
+  const std::uint64_t partial_region = split > 1 ? mn * split * acc : 0;
+  const std::uint64_t sram_region = plan.partials_in_sram ? p.sram_bytes - partial_region : 0;
+  const auto partial_address = [&](std::uint64_t part, std::uint64_t m0, std::uint64_t n0, std::uint64_t tm,
+                                   std::uint64_t bytes) {
+    const std::uint64_t off = (part * mn + m0 * g.n + n0 * tm) * acc;
+    if (plan.partials_in_sram) return sram_region + off;
+    const std::uint64_t cb = mn * ob;
+    return c.phys + (bytes >= cb ? 0 : std::min(off % cb, cb - bytes));
+  };
   // Tiles in HBM: A rows m0.. at columns k0.., B rows k0.. at columns n0.. (row-major);
   // each tile's operand blocks are streamed as one range starting at the block's first
   // element (the interleaved address mapping spreads a 2-D block's rows over the channels
@@ -436,6 +453,11 @@ Outcome CommandExecutor::exec_gemm(const Sqe& sqe, bool validate_only) {
       et.compute_cycles = t.compute_cycles;
       et.useful_macs = fs.useful_macs;
       et.issued_macs = fs.issued_macs;
+      if (t.partial_bytes > 0) {
+        et.store_address = partial_address(t.part, t.m0, t.n0, t.tm, t.partial_bytes);
+        et.store_bytes = t.partial_bytes;
+        et.store_to_sram = plan.partials_in_sram;
+      }
       if (t.c_bytes > 0) {
         et.store_address = c.phys + (t.m0 * g.n + t.n0) * ob;
         et.store_bytes = t.c_bytes;
@@ -448,6 +470,37 @@ Outcome CommandExecutor::exec_gemm(const Sqe& sqe, bool validate_only) {
   }
   if (!run_engines(true, tiles, g.in, sqe.correlation(), "gemm tile")) {
     return Outcome::fail(Status::InternalError, "GEMM: an operand stream failed in HBM");
+  }
+  if (split > 1) {
+    // The reduction phase, once every partial is done: one tile per output tile on the vector
+    // engines, reading its partials, adding them, writing the output (with the epilogue's
+    // bias row or residual block loaded alongside).
+    std::vector<std::vector<EngineTile>> reduce(plan.per_vector_engine.size());
+    for (std::size_t v = 0; v < plan.per_vector_engine.size(); ++v) {
+      const std::uint64_t ve_sram = v * (p.sram_bytes / std::max<std::size_t>(1, plan.per_vector_engine.size()));
+      for (const GemmReduction& r : plan.per_vector_engine[v]) {
+        EngineTile et;
+        const std::uint64_t partials = r.parts * r.tm * r.tn * acc;
+        const std::uint64_t first = partial_address(0, r.m0, r.n0, r.tm, partials);
+        et.load_bytes = r.hbm_read_bytes;
+        et.load_address = first;
+        if (g.bias || g.residual) {
+          if (et.load_bytes == 0) et.load_address = d.phys + (g.bias ? r.n0 : r.m0 * g.n + r.n0) * ob;
+          if (g.bias) et.load_bytes += r.tn * ob;
+          if (g.residual) et.load_bytes += r.tm * r.tn * ob;
+        }
+        et.sram_address = plan.partials_in_sram ? first : ve_sram;
+        et.sram_read_bytes = r.sram_read_bytes;
+        et.compute_cycles = r.cycles;
+        et.flops = r.adds;
+        et.store_address = c.phys + (r.m0 * g.n + r.n0) * ob;
+        et.store_bytes = r.c_bytes;
+        reduce[v].push_back(et);
+      }
+    }
+    if (!run_engines(false, reduce, DataType::FP32, sqe.correlation(), "gemm split-k reduce")) {
+      return Outcome::fail(Status::InternalError, "GEMM: a split-K partial stream failed");
+    }
   }
   if (w_.hbm->holds_data()) {
     std::vector<float> A, B, D, C(static_cast<std::size_t>(mn));

@@ -68,13 +68,20 @@ bool run_engine_tiles(const std::vector<EngineTile>& tiles, MemoryPort& hbm, Mem
     st->loaded_ev.notify(sc_core::SC_ZERO_TIME);
   });
   // Writer: drains result stores behind the compute.
-  sc_core::sc_spawn([&hbm, &c, st, correlation] {
+  sc_core::sc_spawn([&hbm, sram, &c, st, correlation] {
     for (;;) {
       while (st->stores.empty() && !st->computing_done) sc_core::wait(st->store_ev);
       if (st->stores.empty()) break;
       const EngineTile* t = st->stores.front();
-      if (hbm.access(true, t->store_address, nullptr, t->store_bytes, correlation) != PortStatus::Ok) st->failed = true;
-      c.hbm_bytes_written.inc(t->store_bytes);
+      if (t->store_to_sram) {
+        if (sram != nullptr &&
+            sram->access(true, t->store_address, nullptr, t->store_bytes, correlation) != PortStatus::Ok)
+          st->failed = true;
+      } else {
+        if (hbm.access(true, t->store_address, nullptr, t->store_bytes, correlation) != PortStatus::Ok)
+          st->failed = true;
+        c.hbm_bytes_written.inc(t->store_bytes);
+      }
       st->stores.pop_front();
     }
     st->writer_done = true;

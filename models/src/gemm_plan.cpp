@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -108,8 +109,190 @@ struct Evaluation {
   std::uint64_t tiles;
 };
 
+// Split candidates besides 1 (header comment).
+constexpr std::uint64_t kSplits[] = {2, 4, 8, 16, 32};
+// A split is considered only up to this many work units per engine.
+constexpr std::uint64_t kMaxUnitsPerEngine = 16;
+
+// First K step of part j of s over nk steps (part j: [part_begin(j), part_begin(j + 1))).
+std::uint64_t part_begin(std::uint64_t j, std::uint64_t nk, std::uint64_t s) {
+  return j * nk / s;  // j <= s <= nk <= 2^32: no overflow
+}
+
+// Output tile idx of the order's sequence -> its (row, column) block.
+struct TileIndex {
+  std::uint64_t mi, ni;
+};
+TileIndex tile_index(std::uint64_t idx, const Cut& cm, const Cut& cn, TileOrder order) {
+  if (order == TileOrder::MMajor) return {idx / cn.count, idx % cn.count};
+  return {idx % cm.count, idx / cm.count};
+}
+
+// True when the s partials of every output element fit in the SRAM the engines' tile buffers
+// leave free (header comment); always true without split.
+bool partials_fit(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn, std::uint64_t s) {
+  if (s <= 1) return true;
+  const long double need = static_cast<long double>(in.shape.m) * static_cast<long double>(in.shape.n) *
+                           static_cast<long double>(s) * in.acc_bytes;
+  const long double buffers = static_cast<long double>(in.engine.engines) *
+                              engine_sram_bytes(tm, tk, tn, in.in_bytes, in.out_bytes, in.acc_bytes);
+  return need + buffers <= static_cast<long double>(in.sram_bytes);
+}
+
+// Vector cycles to reduce `parts` partials of tm x tn: (parts - 1) adds and one conversion per
+// element on `lanes` lanes.
+std::uint64_t reduction_cycles(const GemmPlanInput& in, std::uint64_t parts, std::uint64_t tm, std::uint64_t tn) {
+  const double ops = static_cast<double>(parts) * static_cast<double>(tm) * static_cast<double>(tn) * in.vector.cost.alu;
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(ops / in.vector.lanes)));
+}
+
+// The reductions of a split plan, dealt in contiguous chunks over the vector engines.
+std::vector<std::vector<GemmReduction>> build_reductions(const GemmPlanInput& in, const Cut& cm, const Cut& cn,
+                                                         TileOrder order, std::uint64_t s, bool in_sram) {
+  const std::uint64_t v = in.vector.engines;
+  const std::uint64_t out_tiles = mul(cm.count, cn.count);
+  std::vector<std::vector<GemmReduction>> out(v);
+  for (std::uint64_t e = 0; e < v; ++e) {
+    const std::uint64_t b = chunk_begin(e, out_tiles, v), t = chunk_begin(e + 1, out_tiles, v);
+    for (std::uint64_t idx = b; idx < t; ++idx) {
+      const TileIndex ti = tile_index(idx, cm, cn, order);
+      GemmReduction r{};
+      r.m0 = ti.mi * cm.size;
+      r.n0 = ti.ni * cn.size;
+      r.tm = ti.mi + 1 == cm.count ? cm.last : cm.size;
+      r.tn = ti.ni + 1 == cn.count ? cn.last : cn.size;
+      r.parts = s;
+      const std::uint64_t partials = mul(mul(mul(r.tm, r.tn), s), in.acc_bytes);
+      r.hbm_read_bytes = in_sram ? 0 : partials;
+      r.sram_read_bytes = partials;
+      r.c_bytes = mul(mul(r.tm, r.tn), in.out_bytes);
+      r.cycles = reduction_cycles(in, s, r.tm, r.tn);
+      r.adds = mul(mul(r.tm, r.tn), s - 1);
+      out[e].push_back(r);
+    }
+  }
+  return out;
+}
+
+// The estimate's pipeline (header comment) for one engine's n tiles: load(i) bytes before
+// tile i, seconds(i) of compute, write(i) bytes after it; bw_e the engine's bandwidth.
+template <typename Load, typename Seconds, typename Write>
+double pipeline_seconds(std::size_t n, double bw_e, Load load_bytes, Seconds compute_seconds, Write write_bytes,
+                        std::vector<double>& load_end) {
+  if (n == 0) return 0.0;
+  load_end.assign(n, 0.0);
+  double queue = 0.0;
+  auto load = [&](std::size_t i, double ready) {
+    const std::uint64_t bytes = load_bytes(i);
+    if (bytes == 0) {
+      load_end[i] = ready;
+      return;
+    }
+    queue = std::max(queue, ready) + static_cast<double>(bytes) / bw_e;
+    load_end[i] = queue;
+  };
+  load(0, 0.0);
+  if (n > 1) load(1, 0.0);
+  double compute_end = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double start = std::max(load_end[i], compute_end);
+    compute_end = start + compute_seconds(i);
+    const std::uint64_t w = write_bytes(i);
+    if (w > 0) queue = std::max(queue, compute_end) + static_cast<double>(w) / bw_e;
+    if (i + 2 < n) load(i + 2, compute_end);
+  }
+  return std::max(compute_end, queue);
+}
+
+// The reduction phase: the slowest vector engine through the pipeline.
+double reduction_seconds(const GemmPlanInput& in, const std::vector<std::vector<GemmReduction>>& per_ve) {
+  std::uint64_t active = 0;
+  for (const auto& v : per_ve) active += v.empty() ? 0 : 1;
+  if (active == 0) return 0.0;
+  const double bw_v = in.hbm_bytes_per_second / static_cast<double>(active);
+  const double clk = in.vector.clock_hz;
+  double worst = 0.0;
+  std::vector<double> scratch;
+  for (const auto& list : per_ve) {
+    worst = std::max(
+        worst, pipeline_seconds(
+                   list.size(), bw_v, [&](std::size_t i) { return list[i].hbm_read_bytes; },
+                   [&](std::size_t i) { return static_cast<double>(list[i].cycles) / clk; },
+                   [&](std::size_t i) { return list[i].c_bytes; }, scratch));
+  }
+  return worst;
+}
+
+std::uint64_t reduction_traffic(const std::vector<std::vector<GemmReduction>>& per_ve) {
+  std::uint64_t t = 0;
+  for (const auto& list : per_ve)
+    for (const auto& r : list) t += r.hbm_read_bytes + r.c_bytes;
+  return t;
+}
+
+// The chooser's bound for a split candidate (s > 1): T_e per engine from its units, plus the
+// reduction phase (header comment).
+Evaluation evaluate_split(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn,
+                          TileOrder order, std::uint64_t s) {
+  const GemmShape& g = in.shape;
+  const Cut cm = cut(g.m, tm), ck = cut(g.k, tk), cn = cut(g.n, tn);
+  const std::uint64_t out_tiles = mul(cm.count, cn.count);
+  const std::uint64_t units = mul(out_tiles, s);
+  const std::uint64_t engines = in.engine.engines;
+  const double bw_e = in.hbm_bytes_per_second / static_cast<double>(active_engines(units, in.engine.engines));
+  const double clk = in.engine.clock_hz;
+  const double ib = in.in_bytes;
+  const bool in_sram = partials_fit(in, tm, tk, tn, s);
+  // Compute cycles of a full and of the last K step, per [m edge][n edge].
+  double full[2][2], last[2][2];
+  for (int me = 0; me < 2; ++me)
+    for (int ne = 0; ne < 2; ++ne) {
+      const std::uint64_t a = me ? cm.last : cm.size, b = ne ? cn.last : cn.size;
+      full[me][ne] = static_cast<double>(tile_cycles(in, a, ck.size, b));
+      last[me][ne] = static_cast<double>(tile_cycles(in, a, ck.last, b));
+    }
+  double worst = 0.0, traffic = 0.0;
+  for (std::uint64_t e = 0; e < engines; ++e) {
+    const std::uint64_t ub = chunk_begin(e, units, engines), ue = chunk_begin(e + 1, units, engines);
+    if (ue <= ub) continue;
+    double c_sum = 0.0, l_sum = 0.0, w_sum = 0.0, first_load = 0.0, c_last = 0.0, w_last = 0.0;
+    for (std::uint64_t u = ub; u < ue; ++u) {
+      const TileIndex ti = tile_index(u / s, cm, cn, order);
+      const std::uint64_t j = u % s;
+      const int me = ti.mi + 1 == cm.count ? 1 : 0, ne = ti.ni + 1 == cn.count ? 1 : 0;
+      const double a = static_cast<double>(me ? cm.last : cm.size), b = static_cast<double>(ne ? cn.last : cn.size);
+      const std::uint64_t kb = part_begin(j, ck.count, s), ke = part_begin(j + 1, ck.count, s);
+      const bool has_last = ke == ck.count;
+      const double steps = static_cast<double>(ke - kb);
+      const double k_len = static_cast<double>(ke - kb) * static_cast<double>(ck.size) -
+                           (has_last ? static_cast<double>(ck.size - ck.last) : 0.0);
+      c_sum += (steps - (has_last ? 1.0 : 0.0)) * full[me][ne] + (has_last ? last[me][ne] : 0.0);
+      l_sum += (a + b) * k_len * ib;
+      const double w = in_sram ? 0.0 : a * b * in.acc_bytes;
+      w_sum += w;
+      if (u == ub) {
+        const double k_first = kb + 1 == ck.count ? static_cast<double>(ck.last) : static_cast<double>(ck.size);
+        first_load = (a + b) * k_first * ib;
+      }
+      if (u + 1 == ue) {
+        c_last = has_last ? last[me][ne] : full[me][ne];
+        w_last = w;
+      }
+    }
+    const double te = std::max(first_load / bw_e + c_sum / clk, (l_sum + w_sum - w_last) / bw_e + c_last / clk) +
+                      w_last / bw_e;
+    worst = std::max(worst, te);
+    traffic += l_sum + w_sum;
+  }
+  const auto red = build_reductions(in, cm, cn, order, s, in_sram);
+  return {worst + reduction_seconds(in, red), static_cast<std::uint64_t>(traffic) + reduction_traffic(red),
+          add(mul(out_tiles, ck.count), out_tiles)};
+}
+
 // Closed-form per-engine bound (header comment). Categories index [outer_edge][inner_edge].
-Evaluation evaluate(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn, TileOrder order) {
+Evaluation evaluate(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn, TileOrder order,
+                    std::uint64_t split) {
+  if (split > 1) return evaluate_split(in, tm, tk, tn, order, split);
   const GemmShape& g = in.shape;
   const Cut cm = cut(g.m, tm), ck = cut(g.k, tk), cn = cut(g.n, tn);
   const bool m_outer = order == TileOrder::MMajor;
@@ -191,7 +374,8 @@ Evaluation evaluate(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk,
 }
 
 // max(total compute / E', least possible traffic / bw): no engine can beat the average.
-double lower_bound_seconds(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn) {
+double lower_bound_seconds(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn,
+                           std::uint64_t split) {
   const GemmShape& g = in.shape;
   const Cut cm = cut(g.m, tm), ck = cut(g.k, tk), cn = cut(g.n, tn);
   const std::uint64_t out_tiles = cm.count * cn.count;
@@ -205,15 +389,27 @@ double lower_bound_seconds(const GemmPlanInput& in, std::uint64_t tm, std::uint6
       if (ck.count > 1) per += static_cast<double>(ck.count - 1) * static_cast<double>(tile_cycles(in, a, ck.size, b));
       cycles += count * per;
     }
-  const double active = static_cast<double>(active_engines(out_tiles, in.engine.engines));
   const double m = static_cast<double>(g.m), k = static_cast<double>(g.k), n = static_cast<double>(g.n);
   const double reads =
       ck.count > 1 ? (m * static_cast<double>(cn.count) + n * static_cast<double>(cm.count)) * k : (m + n) * k;
-  const double bytes = reads * in.in_bytes + m * n * in.out_bytes;
-  return std::max(cycles / (in.engine.clock_hz * active), bytes / in.hbm_bytes_per_second);
+  if (split <= 1) {
+    const double active = static_cast<double>(active_engines(out_tiles, in.engine.engines));
+    const double bytes = reads * in.in_bytes + m * n * in.out_bytes;
+    return std::max(cycles / (in.engine.clock_hz * active), bytes / in.hbm_bytes_per_second);
+  }
+  // Matrix phase (partials written to HBM when they spill), then the reduction phase.
+  const double active = static_cast<double>(active_engines(out_tiles * split, in.engine.engines));
+  const double partials = partials_fit(in, tm, tk, tn, split) ? 0.0 : m * n * static_cast<double>(split) * in.acc_bytes;
+  const double matrix = std::max(cycles / (in.engine.clock_hz * active),
+                                 (reads * in.in_bytes + partials) / in.hbm_bytes_per_second);
+  const double v_active = static_cast<double>(std::min<std::uint64_t>(out_tiles, in.vector.engines));
+  const double ops = m * n * static_cast<double>(split) * in.vector.cost.alu;
+  const double reduce = std::max(ops / (in.vector.lanes * in.vector.clock_hz * v_active),
+                                 (partials + m * n * in.out_bytes) / in.hbm_bytes_per_second);
+  return matrix + reduce;
 }
 
-void check_tiles(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn) {
+void check_tiles(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn, std::uint64_t split) {
   auto range = [](const char* name, std::uint64_t v, std::uint64_t dim) {
     if (v < 1 || v > dim)
       fail(std::string(name) + " must be in 1.." + std::to_string(dim) + " (got " + std::to_string(v) + ")");
@@ -221,6 +417,7 @@ void check_tiles(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, st
   range("tm", tm, in.shape.m);
   range("tk", tk, in.shape.k);
   range("tn", tn, in.shape.n);
+  range("split_k", split, ceil_div(in.shape.k, tk));
   const long double tiles =
       static_cast<long double>(ceil_div(in.shape.m, tm)) * ceil_div(in.shape.n, tn) * ceil_div(in.shape.k, tk);
   if (tiles > static_cast<long double>(kMaxPlanTiles))
@@ -258,6 +455,7 @@ void validate(const GemmPlanInput& in) {
   bytes("out_bytes", in.out_bytes);
   bytes("acc_bytes", in.acc_bytes);
   validate(in.engine);
+  validate(in.vector);
   if (static_cast<unsigned>(in.dtype) >= kNumDataTypes) fail("dtype must be a valid DataType (0..4)");
   if (in.sram_bytes < in.engine.engines)
     fail("sram_bytes must be >= one byte per engine (got " + std::to_string(in.sram_bytes) + ")");
@@ -273,44 +471,47 @@ std::uint64_t engine_sram_bytes(std::uint64_t tm, std::uint64_t tk, std::uint64_
 }
 
 double candidate_seconds(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn,
-                         TileOrder order) {
+                         TileOrder order, std::uint64_t split_k) {
   validate(in);
-  check_tiles(in, tm, tk, tn);
-  return evaluate(in, tm, tk, tn, order).seconds;
+  check_tiles(in, tm, tk, tn, split_k);
+  return evaluate(in, tm, tk, tn, order, split_k).seconds;
 }
 
 GemmPlan plan_gemm_tiles(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn,
-                         TileOrder order) {
+                         TileOrder order, std::uint64_t split_k) {
   validate(in);
-  check_tiles(in, tm, tk, tn);
+  check_tiles(in, tm, tk, tn, split_k);
   const GemmShape& g = in.shape;
   const Cut cm = cut(g.m, tm), ck = cut(g.k, tk), cn = cut(g.n, tn);
-  const bool m_outer = order == TileOrder::MMajor;
   const std::uint64_t out_tiles = mul(cm.count, cn.count);
   mul(out_tiles, ck.count);  // overflow guard for the tile count
   const std::uint64_t engines = in.engine.engines;
+  const std::uint64_t s = split_k;
+  const std::uint64_t units = mul(out_tiles, s);
 
   GemmPlan plan;
   plan.tm = tm;
   plan.tk = tk;
   plan.tn = tn;
   plan.order = order;
+  plan.split_k = s;
+  plan.partials_in_sram = partials_fit(in, tm, tk, tn, s);
   plan.per_engine.resize(engines);
   for (std::uint64_t e = 0; e < engines; ++e) {
-    const std::uint64_t s = chunk_begin(e, out_tiles, engines);
-    const std::uint64_t t = chunk_begin(e + 1, out_tiles, engines);
+    const std::uint64_t ub = chunk_begin(e, units, engines);
+    const std::uint64_t ue = chunk_begin(e + 1, units, engines);
     auto& tiles = plan.per_engine[e];
-    if (t <= s) continue;
-    tiles.reserve((t - s) * ck.count);
+    if (ue <= ub) continue;
     bool have_prev = false;
     std::uint64_t prev_m0 = 0, prev_k0 = 0, prev_n0 = 0;
-    for (std::uint64_t idx = s; idx < t; ++idx) {
-      const std::uint64_t mi = m_outer ? idx / cn.count : idx % cm.count;
-      const std::uint64_t ni = m_outer ? idx % cn.count : idx / cm.count;
-      const std::uint64_t m0 = mi * tm, n0 = ni * tn;
-      const std::uint64_t mt = mi + 1 == cm.count ? cm.last : tm;
-      const std::uint64_t nt = ni + 1 == cn.count ? cn.last : tn;
-      for (std::uint64_t kj = 0; kj < ck.count; ++kj) {
+    for (std::uint64_t u = ub; u < ue; ++u) {
+      const TileIndex ti = tile_index(u / s, cm, cn, order);
+      const std::uint64_t j = u % s;
+      const std::uint64_t m0 = ti.mi * tm, n0 = ti.ni * tn;
+      const std::uint64_t mt = ti.mi + 1 == cm.count ? cm.last : tm;
+      const std::uint64_t nt = ti.ni + 1 == cn.count ? cn.last : tn;
+      const std::uint64_t kb = part_begin(j, ck.count, s), ke = part_begin(j + 1, ck.count, s);
+      for (std::uint64_t kj = kb; kj < ke; ++kj) {
         GemmTile tile{};
         tile.m0 = m0;
         tile.n0 = n0;
@@ -318,17 +519,20 @@ GemmPlan plan_gemm_tiles(const GemmPlanInput& in, std::uint64_t tm, std::uint64_
         tile.tm = mt;
         tile.tn = nt;
         tile.tk = kj + 1 == ck.count ? ck.last : tk;
-        tile.first_k = kj == 0;
-        tile.last_k = kj + 1 == ck.count;
+        tile.part = static_cast<std::uint32_t>(j);
+        tile.first_k = kj == kb;
+        tile.last_k = kj + 1 == ke;
         const bool same_a = have_prev && prev_m0 == tile.m0 && prev_k0 == tile.k0;
         const bool same_b = have_prev && prev_k0 == tile.k0 && prev_n0 == tile.n0;
         tile.a_bytes = same_a ? 0 : mul(mul(tile.tm, tile.tk), in.in_bytes);
         tile.b_bytes = same_b ? 0 : mul(mul(tile.tk, tile.tn), in.in_bytes);
-        tile.c_bytes = tile.last_k ? mul(mul(tile.tm, tile.tn), in.out_bytes) : 0;
+        tile.c_bytes = tile.last_k && s == 1 ? mul(mul(tile.tm, tile.tn), in.out_bytes) : 0;
+        tile.partial_bytes = tile.last_k && s > 1 ? mul(mul(tile.tm, tile.tn), in.acc_bytes) : 0;
         tile.compute_cycles = tile_cycles(in, tile.tm, tile.tk, tile.tn);
         const FoldStats fs = fold_stats(in.engine.dataflow, in.engine.array, GemmShape{tile.tm, tile.tk, tile.tn});
         plan.hbm_read_bytes = add(plan.hbm_read_bytes, add(tile.a_bytes, tile.b_bytes));
         plan.hbm_write_bytes = add(plan.hbm_write_bytes, tile.c_bytes);
+        if (!plan.partials_in_sram) plan.hbm_write_bytes = add(plan.hbm_write_bytes, tile.partial_bytes);
         plan.compute_cycles = add(plan.compute_cycles, tile.compute_cycles);
         plan.useful_macs = add(plan.useful_macs, fs.useful_macs);
         plan.issued_macs = add(plan.issued_macs, fs.issued_macs);
@@ -339,6 +543,14 @@ GemmPlan plan_gemm_tiles(const GemmPlanInput& in, std::uint64_t tm, std::uint64_
         prev_n0 = tile.n0;
       }
     }
+  }
+  if (s > 1) {
+    plan.per_vector_engine = build_reductions(in, cm, cn, order, s, plan.partials_in_sram);
+    for (const auto& list : plan.per_vector_engine)
+      for (const auto& r : list) {
+        plan.hbm_read_bytes = add(plan.hbm_read_bytes, r.hbm_read_bytes);
+        plan.hbm_write_bytes = add(plan.hbm_write_bytes, r.c_bytes);
+      }
   }
   return plan;
 }
@@ -355,6 +567,7 @@ GemmPlan plan_gemm(const GemmPlanInput& in) {
     Evaluation ev;
     std::uint64_t tm, tk, tn;
     TileOrder order;
+    std::uint64_t split;
   };
   std::vector<Choice> all;
   double best_so_far = std::numeric_limits<double>::infinity();
@@ -368,12 +581,19 @@ GemmPlan plan_gemm(const GemmPlanInput& in) {
         const std::uint64_t gm = ceil_div(in.shape.m, *tm), gn = ceil_div(in.shape.n, *tn);
         const std::uint64_t nk = ceil_div(in.shape.k, *tk);
         if (static_cast<long double>(gm) * gn * nk > static_cast<long double>(kMaxPlanTiles)) continue;
-        // Candidates that cannot come within the tolerance of the best so far are skipped.
-        if (lower_bound_seconds(in, *tm, *tk, *tn) > best_so_far * (1.0 + kTimeTolerance)) continue;
-        for (TileOrder o : {TileOrder::MMajor, TileOrder::NMajor}) {
-          if (o == TileOrder::NMajor && (gm == 1 || gn == 1)) continue;  // same sequence as m-major
-          all.push_back(Choice{evaluate(in, *tm, *tk, *tn, o), *tm, *tk, *tn, o});
-          best_so_far = std::min(best_so_far, all.back().ev.seconds);
+        const long double units_cap = static_cast<long double>(kMaxUnitsPerEngine) * in.engine.engines;
+        for (std::size_t si = 0; si <= std::size(kSplits); ++si) {
+          const std::uint64_t split = si == 0 ? 1 : kSplits[si - 1];
+          if (split > 1 && (split > nk || split > in.max_split_k ||
+                            static_cast<long double>(gm) * gn * split > units_cap))
+            continue;
+          // Candidates that cannot come within the tolerance of the best so far are skipped.
+          if (lower_bound_seconds(in, *tm, *tk, *tn, split) > best_so_far * (1.0 + kTimeTolerance)) continue;
+          for (TileOrder o : {TileOrder::MMajor, TileOrder::NMajor}) {
+            if (o == TileOrder::NMajor && (gm == 1 || gn == 1)) continue;  // same sequence as m-major
+            all.push_back(Choice{evaluate(in, *tm, *tk, *tn, o, split), *tm, *tk, *tn, o, split});
+            best_so_far = std::min(best_so_far, all.back().ev.seconds);
+          }
         }
       }
   if (all.empty() && any_fit)
@@ -398,13 +618,15 @@ GemmPlan plan_gemm(const GemmPlanInput& in) {
   const Choice* pick = nullptr;
   for (const auto& c : all) {
     if (!fast(c) || !lean(c)) continue;
-    // fewest tiles, then least traffic, then larger tiles (negated for a lexicographic min)
+    // fewest tiles, then least traffic, then larger tiles (negated for a lexicographic min),
+    // then the smaller split
     const auto key = [](const Choice& x) {
-      return std::array<std::uint64_t, 5>{x.ev.tiles, x.ev.traffic, kMax - x.tm, kMax - x.tn, kMax - x.tk};
+      return std::array<std::uint64_t, 6>{x.ev.tiles,    x.ev.traffic,  kMax - x.tm,
+                                          kMax - x.tn, kMax - x.tk, x.split};
     };
     if (pick == nullptr || key(c) < key(*pick)) pick = &c;
   }
-  return plan_gemm_tiles(in, pick->tm, pick->tk, pick->tn, pick->order);
+  return plan_gemm_tiles(in, pick->tm, pick->tk, pick->tn, pick->order, pick->split);
 }
 
 double estimate_seconds(const GemmPlan& plan, const GemmPlanInput& in) {
@@ -412,38 +634,25 @@ double estimate_seconds(const GemmPlan& plan, const GemmPlanInput& in) {
   if (plan.per_engine.size() != in.engine.engines)
     fail("plan has " + std::to_string(plan.per_engine.size()) + " engine lists, the input " +
          std::to_string(in.engine.engines) + " engines");
+  if (plan.split_k > 1 && plan.per_vector_engine.size() != in.vector.engines)
+    fail("plan has " + std::to_string(plan.per_vector_engine.size()) + " vector engine lists, the input " +
+         std::to_string(in.vector.engines) + " vector engines");
   std::uint64_t active = 0;
   for (const auto& v : plan.per_engine) active += v.empty() ? 0 : 1;
   if (active == 0) return 0.0;
   const double bw_e = in.hbm_bytes_per_second / static_cast<double>(active);
   const double clk = in.engine.clock_hz;
+  const bool spilled = !plan.partials_in_sram;
   double worst = 0.0;
-  std::vector<double> load_end;
+  std::vector<double> scratch;
   for (const auto& tiles : plan.per_engine) {
-    const std::size_t n = tiles.size();
-    if (n == 0) continue;
-    load_end.assign(n, 0.0);
-    double queue = 0.0;
-    auto load = [&](std::size_t i, double ready) {
-      const std::uint64_t bytes = tiles[i].a_bytes + tiles[i].b_bytes;
-      if (bytes == 0) {
-        load_end[i] = ready;
-        return;
-      }
-      queue = std::max(queue, ready) + static_cast<double>(bytes) / bw_e;
-      load_end[i] = queue;
-    };
-    load(0, 0.0);
-    if (n > 1) load(1, 0.0);
-    double compute_end = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double start = std::max(load_end[i], compute_end);
-      compute_end = start + static_cast<double>(tiles[i].compute_cycles) / clk;
-      if (tiles[i].c_bytes > 0) queue = std::max(queue, compute_end) + static_cast<double>(tiles[i].c_bytes) / bw_e;
-      if (i + 2 < n) load(i + 2, compute_end);
-    }
-    worst = std::max(worst, std::max(compute_end, queue));
+    worst = std::max(worst, pipeline_seconds(
+                                tiles.size(), bw_e, [&](std::size_t i) { return tiles[i].a_bytes + tiles[i].b_bytes; },
+                                [&](std::size_t i) { return static_cast<double>(tiles[i].compute_cycles) / clk; },
+                                [&](std::size_t i) { return tiles[i].c_bytes + (spilled ? tiles[i].partial_bytes : 0); },
+                                scratch));
   }
+  if (plan.split_k > 1) worst += reduction_seconds(in, plan.per_vector_engine);
   return worst;
 }
 

@@ -8,7 +8,8 @@
 // from SRAM while computing (the SRAM's bank/port model times that read, in parallel with
 // the compute), so the tile takes max(compute cycles, SRAM read time). Results (when the
 // tile finishes an output block) are written back to HBM by a writer that overlaps the next
-// tiles. The engine is done when its last store has completed.
+// tiles (or to SRAM, for a tile marked store_to_sram: a split-K partial; without an SRAM port
+// that store is free). The engine is done when its last store has completed.
 //
 // Engine time is accounted in its own cycles, by reason, as DESIGN.md section 6 asks:
 //   active_cycles        computing (useful and padding: see macs_useful / macs_issued)
@@ -37,8 +38,9 @@ struct EngineTile {
   std::uint64_t sram_address = 0;     // where the engine reads its operands in SRAM
   std::uint64_t sram_read_bytes = 0;  // operand bytes the engine reads from SRAM while computing
   std::uint64_t compute_cycles = 0;   // engine cycles
-  std::uint64_t store_address = 0;    // HBM address of the results written after this tile
+  std::uint64_t store_address = 0;    // HBM (or SRAM) address of the results written after this tile
   std::uint64_t store_bytes = 0;
+  bool store_to_sram = false;  // the store goes to SRAM (e.g. a split-K partial), not HBM
   std::uint64_t useful_macs = 0;  // MACs the command needs
   std::uint64_t issued_macs = 0;  // MACs the array spends, padding included
   std::uint64_t flops = 0;        // floating-point operations (vector work; 2 x MACs for matrix work)
