@@ -454,6 +454,9 @@ class Runner {
     }
     res_.tpot_seconds = n > 0 ? sum / n : 0;
     for (unsigned r = 0; r < tp_; ++r) res_.hbm_used_bytes = std::max(res_.hbm_used_bytes, rt_.hbm_peak(r));
+    // The request is over: its device memory goes back to the runtime (a caller may run
+    // another request on the same devices).
+    for (const Rank& k : ranks_) rt_.free(k.device, k.plan.base);
   }
 
   driver::Runtime& rt_;

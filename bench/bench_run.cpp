@@ -1,0 +1,74 @@
+// Speed of a whole-system inference step (issue 6 budget: Llama-3-70B on `sohu-8`, one
+// decode step at batch 64 and context 2048, fast fidelity, timing mode, <= 1 s wall and
+// <= 2 GB peak RSS; the whole 2048-in / 128-out request <= 30 s).
+//
+// The system (8 devices on one host, full chip-to-chip mesh) is built once per process
+// (SystemC elaborates once); each iteration runs one decode-only request of one step through
+// runtime, driver, PCIe and the 8 devices (the KV cache taken as holding 2048 positions).
+// The first iteration also records the replays (device.replay) of every command shape; later
+// ones replay them. Counter simulated_ms: the step's simulated time. Peak RSS: run under
+// /usr/bin/time -f %M (README).
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "sohusim/platform/simulator.hpp"
+#include "sohusim/workloads/model_config.hpp"
+#include "sohusim/workloads/scenario.hpp"
+
+namespace {
+
+using namespace sohusim;
+
+struct Fixture {
+  std::unique_ptr<platform::Simulator> sim;
+  workloads::ModelConfig model;
+  Fixture() {
+    platform::SimulatorOptions o;
+    o.system = "sohu-8";
+    o.config_dirs = {std::string(SOHUSIM_SOURCE_DIR) + "/configs"};
+    sim = std::make_unique<platform::Simulator>(o);
+    model = workloads::load_model("llama-3-70b", o.config_dirs);
+  }
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+void BM_Llama70bDecodeStepSohu8(benchmark::State& state) {
+  Fixture& f = fixture();
+  double simulated = 0;
+  for (auto _ : state) {
+    workloads::ScenarioResult r;
+    f.sim->run([&](platform::HostContext& host) {
+      workloads::ScenarioOptions so;
+      so.batch = 64;
+      so.prompt = 2048;
+      so.gen = 1;
+      so.decode_only = true;
+      so.profile_ops = false;
+      so.dtype = driver::DType::Fp8E4M3;
+      r = workloads::run_scenario(host.runtime(), f.model, so, {0, 1, 2, 3, 4, 5, 6, 7});
+    });
+    simulated = r.tpot_seconds * 1e3;
+  }
+  state.counters["simulated_ms"] = simulated;
+}
+// Each iteration creates a queue per device (63 at most): a few iterations only.
+BENCHMARK(BM_Llama70bDecodeStepSohu8)->Iterations(3)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+extern "C" [[gnu::used]] int sc_main(int argc, char* argv[]) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
