@@ -49,7 +49,9 @@ std::uint32_t float_bits(float f) {
   return bits;
 }
 
-unsigned code(DType t) { return static_cast<unsigned>(t); }
+unsigned code(DType t) {
+  return static_cast<unsigned>(t);
+}
 
 }  // namespace
 
@@ -200,8 +202,7 @@ Command vector(const VectorDesc& v) {
   return c;
 }
 
-Command collective(CollOp op, std::uint64_t addr, std::uint64_t length, unsigned peer, DType dtype,
-                   std::uint32_t tag) {
+Command collective(CollOp op, std::uint64_t addr, std::uint64_t length, unsigned peer, DType dtype, std::uint32_t tag) {
   Command c = make(SOHU_IO_OP_COLLECTIVE);
   SOHU_SET(c, SOHU_IO_COLLECTIVE_ADDR, addr);
   SOHU_SET(c, SOHU_IO_COLLECTIVE_LENGTH, length);

@@ -36,10 +36,10 @@ constexpr unsigned kMaxStdCaps = (0x100 - kFirstStdCap) / 4;
 constexpr unsigned kMaxExtCaps = (0x1000 - kFirstExtCap) / 4;
 constexpr std::uint16_t kExtCapIdSriov = 0x0010;
 // SR-IOV capability registers, offsets from the capability.
-constexpr std::uint16_t kSriovControl = 0x08;        // control [15:0], status [31:16] (RO)
-constexpr std::uint16_t kSriovInitialTotal = 0x0C;   // InitialVFs [15:0], TotalVFs [31:16]
-constexpr std::uint16_t kSriovNumVfs = 0x10;         // NumVFs [15:0], Function Dependency Link (RO)
-constexpr std::uint16_t kSriovOffsetStride = 0x14;   // First VF Offset [15:0], VF Stride [31:16]
+constexpr std::uint16_t kSriovControl = 0x08;       // control [15:0], status [31:16] (RO)
+constexpr std::uint16_t kSriovInitialTotal = 0x0C;  // InitialVFs [15:0], TotalVFs [31:16]
+constexpr std::uint16_t kSriovNumVfs = 0x10;        // NumVFs [15:0], Function Dependency Link (RO)
+constexpr std::uint16_t kSriovOffsetStride = 0x14;  // First VF Offset [15:0], VF Stride [31:16]
 constexpr std::uint32_t kSriovVfEnable = 1u << 0;
 constexpr std::uint32_t kSriovVfMse = 1u << 3;
 
@@ -149,7 +149,8 @@ const DeviceInfo& Device::probe(unsigned msix_vectors) {
   info_.device_id = static_cast<std::uint16_t>(id >> 16);
   if (info_.vendor_id != kSohuVendor || info_.device_id != kSohuDevice) {
     char b[160];
-    std::snprintf(b, sizeof b, ": vendor 0x%04X device 0x%04X is not a Sohu device (expected vendor 0x%04X device 0x%04X)",
+    std::snprintf(b, sizeof b,
+                  ": vendor 0x%04X device 0x%04X is not a Sohu device (expected vendor 0x%04X device 0x%04X)",
                   info_.vendor_id, info_.device_id, kSohuVendor, kSohuDevice);
     throw ProbeError(label() + b);
   }
@@ -172,8 +173,9 @@ const DeviceInfo& Device::probe(unsigned msix_vectors) {
                        " bytes in config space but the platform reports " + std::to_string(placed.size));
     }
     if (sized->address == 0 || placed.address != sized->address) {
-      throw ProbeError(label() + ": " + name + " is at " + hex(sized->address) + " in config space, the platform says " +
-                       hex(placed.address) + " (unassigned, or enumeration and platform disagree)");
+      throw ProbeError(label() + ": " + name + " is at " + hex(sized->address) +
+                       " in config space, the platform says " + hex(placed.address) +
+                       " (unassigned, or enumeration and platform disagree)");
     }
   }
   info_.bar0 = bar0;
@@ -470,8 +472,8 @@ void Device::create_on_device(Queue& q) {
 std::uint16_t Device::create_queue(unsigned entries, CompletionMode mode) {
   require_enabled("create_queue");
   if (entries < 2 || entries > info_.max_queue_entries) {
-    throw std::invalid_argument(label() + ": create_queue: " + std::to_string(entries) +
-                                " entries (allowed 2 .. " + std::to_string(info_.max_queue_entries) + ", CAP0.MQES + 1)");
+    throw std::invalid_argument(label() + ": create_queue: " + std::to_string(entries) + " entries (allowed 2 .. " +
+                                std::to_string(info_.max_queue_entries) + ", CAP0.MQES + 1)");
   }
   std::uint16_t qid = 0;
   for (unsigned i = 1; i <= info_.max_queues; ++i) {
@@ -490,8 +492,8 @@ std::uint16_t Device::create_queue(unsigned entries, CompletionMode mode) {
   q.mode = mode;
   // Vector 0 belongs to the admin queue and errors; I/O queues take 1.. and share them
   // round-robin when there are more queues than vectors.
-  q.vector = (mode == CompletionMode::Interrupt && info_.msix_vectors > 1) ? 1 + (qid - 1u) % (info_.msix_vectors - 1)
-                                                                             : 0;
+  q.vector =
+      (mode == CompletionMode::Interrupt && info_.msix_vectors > 1) ? 1 + (qid - 1u) % (info_.msix_vectors - 1) : 0;
   setup_queue_memory(q);
   try {
     create_on_device(q);
@@ -530,8 +532,8 @@ const Device::Queue& Device::queue(std::uint16_t qid, const char* call) const {
   if (it == io_.end()) {
     std::string have;
     for (const auto& [id, q] : io_) have += (have.empty() ? "" : ", ") + std::to_string(id);
-    throw std::invalid_argument(label() + ": " + call + ": queue " + std::to_string(qid) + " does not exist (I/O queues: " +
-                                (have.empty() ? "none" : have) + ")");
+    throw std::invalid_argument(label() + ": " + call + ": queue " + std::to_string(qid) +
+                                " does not exist (I/O queues: " + (have.empty() ? "none" : have) + ")");
   }
   return it->second;
 }
@@ -550,7 +552,8 @@ std::uint16_t Device::allocate_cid(Queue& q) {
 void Device::ring_sq_doorbell(Queue& q) {
   if (q.sq_tail == q.sq_rung) return;
   access_.spend_ns(costs_.doorbell_ns);
-  access_.mmio_write32(bar0() + sq_doorbell(q.qid), static_cast<std::uint32_t>(SOHU_PUT(SOHU_SQ_TAIL_DB_TAIL, q.sq_tail)));
+  access_.mmio_write32(bar0() + sq_doorbell(q.qid),
+                       static_cast<std::uint32_t>(SOHU_PUT(SOHU_SQ_TAIL_DB_TAIL, q.sq_tail)));
   q.sq_rung = q.sq_tail;
 }
 
@@ -636,7 +639,8 @@ unsigned Device::reap(Queue& q) {
     q.done_order.push_back(c.cid);
   }
   if (n > 0) {
-    access_.mmio_write32(bar0() + cq_doorbell(q.qid), static_cast<std::uint32_t>(SOHU_PUT(SOHU_CQ_HEAD_DB_HEAD, q.cq_head)));
+    access_.mmio_write32(bar0() + cq_doorbell(q.qid),
+                         static_cast<std::uint32_t>(SOHU_PUT(SOHU_CQ_HEAD_DB_HEAD, q.cq_head)));
     trim_done(q);
   }
   return n;
@@ -742,7 +746,8 @@ void Device::drain(std::uint16_t qid, std::uint64_t timeout_ns) {
   q.done.clear();
   q.done_order.clear();
   if (first) {
-    if (failures > 1) first->message += " (and " + std::to_string(failures - 1) + " more failed commands on this queue)";
+    if (failures > 1)
+      first->message += " (and " + std::to_string(failures - 1) + " more failed commands on this queue)";
     fail(q, *first);
   }
 }

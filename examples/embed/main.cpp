@@ -33,7 +33,8 @@ int sc_main(int argc, char* argv[]) {
     if (argc > 1) opt.config_dirs = {argv[1]};
     opt.trace_file = "embed_trace.pftrace";
     platform::Simulator sim(opt);
-    const std::vector<std::string> dirs = argc > 1 ? std::vector<std::string>{argv[1]} : platform::default_config_dirs();
+    const std::vector<std::string> dirs =
+        argc > 1 ? std::vector<std::string>{argv[1]} : platform::default_config_dirs();
     const workloads::ModelConfig model = workloads::load_model("tiny", dirs);
 
     double gemm_us = 0;

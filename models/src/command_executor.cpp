@@ -10,9 +10,9 @@
 #include "sohusim/models/gemm_plan.hpp"
 #include "sohusim/models/kernels.hpp"
 #include "sohusim/models/numerics.hpp"
-#include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/models/systolic.hpp"
 #include "sohusim/models/vector_cost.hpp"
+#include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/sim/sim_time.hpp"
 
 namespace sohusim::models {
@@ -40,8 +40,9 @@ CommandExecutor::CommandExecutor(ExecutorWiring wiring, unsigned device_index, c
       commands_(scope.counter("exec.commands", "count", "I/O commands executed (any status)")),
       functional_ops_(
           scope.counter("exec.functional_ops", "count", "commands whose data was computed (functional mode)")),
-      replayed_(scope.counter("exec.replayed", "count",
-                              "commands whose time and counters were replayed from an identical-shape run (device.replay)")),
+      replayed_(
+          scope.counter("exec.replayed", "count",
+                        "commands whose time and counters were replayed from an identical-shape run (device.replay)")),
       scope_(scope) {
   const std::uint64_t period = w_.params->period_ps();
   const auto add_engine = [&](std::vector<std::unique_ptr<EngineCounters>>& list, const std::string& name) {
@@ -152,7 +153,8 @@ std::vector<std::pair<counters::Counter*, std::uint64_t>> CommandExecutor::devic
     counters_seen_ = r.size();
     own_counters_.clear();
     for (const counters::Stat* s : r.glob(scope_.prefix() + ".**")) {
-      if (s->kind() == counters::StatKind::Counter) own_counters_.push_back(static_cast<counters::Counter*>(r.find(s->name())));
+      if (s->kind() == counters::StatKind::Counter)
+        own_counters_.push_back(static_cast<counters::Counter*>(r.find(s->name())));
     }
   }
   std::vector<std::pair<counters::Counter*, std::uint64_t>> out;
@@ -180,8 +182,8 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
     replayed_.inc();
     return o;
   }
-  const std::vector<std::pair<counters::Counter*, std::uint64_t>> before = idle ? device_counters()
-                                                                                 : decltype(device_counters()){};
+  const std::vector<std::pair<counters::Counter*, std::uint64_t>> before =
+      idle ? device_counters() : decltype(device_counters()){};
   const std::uint64_t t0 = sc_core::sc_time_stamp().value();
   Outcome o = dispatch(sqe, qid);
   // Record only a clean run that had the device to itself from start to end.

@@ -142,7 +142,8 @@ bool partials_fit(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, s
 // Vector cycles to reduce `parts` partials of tm x tn: (parts - 1) adds and one conversion per
 // element on `lanes` lanes.
 std::uint64_t reduction_cycles(const GemmPlanInput& in, std::uint64_t parts, std::uint64_t tm, std::uint64_t tn) {
-  const double ops = static_cast<double>(parts) * static_cast<double>(tm) * static_cast<double>(tn) * in.vector.cost.alu;
+  const double ops =
+      static_cast<double>(parts) * static_cast<double>(tm) * static_cast<double>(tn) * in.vector.cost.alu;
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(ops / in.vector.lanes)));
 }
 
@@ -214,11 +215,10 @@ double reduction_seconds(const GemmPlanInput& in, const std::vector<std::vector<
   double worst = 0.0;
   std::vector<double> scratch;
   for (const auto& list : per_ve) {
-    worst = std::max(
-        worst, pipeline_seconds(
-                   list.size(), bw_v, [&](std::size_t i) { return list[i].hbm_read_bytes; },
-                   [&](std::size_t i) { return static_cast<double>(list[i].cycles) / clk; },
-                   [&](std::size_t i) { return list[i].c_bytes; }, scratch));
+    worst = std::max(worst, pipeline_seconds(
+                                list.size(), bw_v, [&](std::size_t i) { return list[i].hbm_read_bytes; },
+                                [&](std::size_t i) { return static_cast<double>(list[i].cycles) / clk; },
+                                [&](std::size_t i) { return list[i].c_bytes; }, scratch));
   }
   return worst;
 }
@@ -279,8 +279,8 @@ Evaluation evaluate_split(const GemmPlanInput& in, std::uint64_t tm, std::uint64
         w_last = w;
       }
     }
-    const double te = std::max(first_load / bw_e + c_sum / clk, (l_sum + w_sum - w_last) / bw_e + c_last / clk) +
-                      w_last / bw_e;
+    const double te =
+        std::max(first_load / bw_e + c_sum / clk, (l_sum + w_sum - w_last) / bw_e + c_last / clk) + w_last / bw_e;
     worst = std::max(worst, te);
     traffic += l_sum + w_sum;
   }
@@ -400,8 +400,8 @@ double lower_bound_seconds(const GemmPlanInput& in, std::uint64_t tm, std::uint6
   // Matrix phase (partials written to HBM when they spill), then the reduction phase.
   const double active = static_cast<double>(active_engines(out_tiles * split, in.engine.engines));
   const double partials = partials_fit(in, tm, tk, tn, split) ? 0.0 : m * n * static_cast<double>(split) * in.acc_bytes;
-  const double matrix = std::max(cycles / (in.engine.clock_hz * active),
-                                 (reads * in.in_bytes + partials) / in.hbm_bytes_per_second);
+  const double matrix =
+      std::max(cycles / (in.engine.clock_hz * active), (reads * in.in_bytes + partials) / in.hbm_bytes_per_second);
   const double v_active = static_cast<double>(std::min<std::uint64_t>(out_tiles, in.vector.engines));
   const double ops = m * n * static_cast<double>(split) * in.vector.cost.alu;
   const double reduce = std::max(ops / (in.vector.lanes * in.vector.clock_hz * v_active),
@@ -470,15 +470,15 @@ std::uint64_t engine_sram_bytes(std::uint64_t tm, std::uint64_t tk, std::uint64_
   return add(mul(2, ab), c);
 }
 
-double candidate_seconds(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn,
-                         TileOrder order, std::uint64_t split_k) {
+double candidate_seconds(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn, TileOrder order,
+                         std::uint64_t split_k) {
   validate(in);
   check_tiles(in, tm, tk, tn, split_k);
   return evaluate(in, tm, tk, tn, order, split_k).seconds;
 }
 
-GemmPlan plan_gemm_tiles(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn,
-                         TileOrder order, std::uint64_t split_k) {
+GemmPlan plan_gemm_tiles(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn, TileOrder order,
+                         std::uint64_t split_k) {
   validate(in);
   check_tiles(in, tm, tk, tn, split_k);
   const GemmShape& g = in.shape;
@@ -584,8 +584,8 @@ GemmPlan plan_gemm(const GemmPlanInput& in) {
         const long double units_cap = static_cast<long double>(kMaxUnitsPerEngine) * in.engine.engines;
         for (std::size_t si = 0; si <= std::size(kSplits); ++si) {
           const std::uint64_t split = si == 0 ? 1 : kSplits[si - 1];
-          if (split > 1 && (split > nk || split > in.max_split_k ||
-                            static_cast<long double>(gm) * gn * split > units_cap))
+          if (split > 1 &&
+              (split > nk || split > in.max_split_k || static_cast<long double>(gm) * gn * split > units_cap))
             continue;
           // Candidates that cannot come within the tolerance of the best so far are skipped.
           if (lower_bound_seconds(in, *tm, *tk, *tn, split) > best_so_far * (1.0 + kTimeTolerance)) continue;
@@ -621,8 +621,7 @@ GemmPlan plan_gemm(const GemmPlanInput& in) {
     // fewest tiles, then least traffic, then larger tiles (negated for a lexicographic min),
     // then the smaller split
     const auto key = [](const Choice& x) {
-      return std::array<std::uint64_t, 6>{x.ev.tiles,    x.ev.traffic,  kMax - x.tm,
-                                          kMax - x.tn, kMax - x.tk, x.split};
+      return std::array<std::uint64_t, 6>{x.ev.tiles, x.ev.traffic, kMax - x.tm, kMax - x.tn, kMax - x.tk, x.split};
     };
     if (pick == nullptr || key(c) < key(*pick)) pick = &c;
   }
@@ -646,11 +645,11 @@ double estimate_seconds(const GemmPlan& plan, const GemmPlanInput& in) {
   double worst = 0.0;
   std::vector<double> scratch;
   for (const auto& tiles : plan.per_engine) {
-    worst = std::max(worst, pipeline_seconds(
-                                tiles.size(), bw_e, [&](std::size_t i) { return tiles[i].a_bytes + tiles[i].b_bytes; },
-                                [&](std::size_t i) { return static_cast<double>(tiles[i].compute_cycles) / clk; },
-                                [&](std::size_t i) { return tiles[i].c_bytes + (spilled ? tiles[i].partial_bytes : 0); },
-                                scratch));
+    worst = std::max(
+        worst, pipeline_seconds(
+                   tiles.size(), bw_e, [&](std::size_t i) { return tiles[i].a_bytes + tiles[i].b_bytes; },
+                   [&](std::size_t i) { return static_cast<double>(tiles[i].compute_cycles) / clk; },
+                   [&](std::size_t i) { return tiles[i].c_bytes + (spilled ? tiles[i].partial_bytes : 0); }, scratch));
   }
   if (plan.split_k > 1) worst += reduction_seconds(in, plan.per_vector_engine);
   return worst;

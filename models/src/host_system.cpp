@@ -9,14 +9,15 @@ namespace sohusim::models {
 
 HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& inst, const std::string& host,
                        const std::string& device, unsigned index)
-    : HostSystem(config, inst, host, std::vector<DeviceSlot>{DeviceSlot{device, index, nullptr, sim::Instrumentation{}}}) {}
+    : HostSystem(config, inst, host,
+                 std::vector<DeviceSlot>{DeviceSlot{device, index, nullptr, sim::Instrumentation{}}}) {}
 
 HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& inst, const std::string& host,
                        const std::vector<DeviceSlot>& devices)
     : host_(host) {
   if (devices.empty() || devices.size() > kMaxDevices) {
-    throw std::invalid_argument("host `" + host + "`: " + std::to_string(devices.size()) +
-                                " devices (allowed 1 .. " + std::to_string(kMaxDevices) + " per host)");
+    throw std::invalid_argument("host `" + host + "`: " + std::to_string(devices.size()) + " devices (allowed 1 .. " +
+                                std::to_string(kMaxDevices) + " per host)");
   }
   memory::HostDramParams hp = memory::HostDramParams::from_config(config);
   hp.functional = true;

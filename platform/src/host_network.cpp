@@ -8,7 +8,9 @@
 namespace sohusim::platform {
 
 namespace {
-std::uint64_t now_ps() { return static_cast<std::uint64_t>(sc_core::sc_time_stamp().value()); }
+std::uint64_t now_ps() {
+  return static_cast<std::uint64_t>(sc_core::sc_time_stamp().value());
+}
 // sc_time's resolution is 1 ps (sim::ensure_time_resolution), so value() is picoseconds.
 void wait_ps(std::uint64_t ps) {
   if (ps > 0) sc_core::wait(sc_core::sc_time::from_value(ps));
@@ -67,9 +69,9 @@ void HostNetwork::recv(unsigned to, unsigned from, std::uint64_t bytes, std::uin
       const Message m = it->second.front();
       it->second.erase(it->second.begin());
       if (m.bytes != bytes) {
-        throw std::invalid_argument("host network: host " + std::to_string(to) + " expected " +
-                                    std::to_string(bytes) + " bytes from host " + std::to_string(from) + " (tag " +
-                                    std::to_string(tag) + ") and got " + std::to_string(m.bytes));
+        throw std::invalid_argument("host network: host " + std::to_string(to) + " expected " + std::to_string(bytes) +
+                                    " bytes from host " + std::to_string(from) + " (tag " + std::to_string(tag) +
+                                    ") and got " + std::to_string(m.bytes));
       }
       if (m.arrive_ps > now_ps()) wait_ps(m.arrive_ps - now_ps());
       return;

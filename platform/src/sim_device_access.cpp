@@ -76,13 +76,15 @@ void SimDeviceAccess::enumerate() {
         const std::uint64_t base = bar == 0   ? models::HostSystem::bar0_address(i)
                                    : bar == 2 ? models::HostSystem::bar2_address(i)
                                               : 0;
-        const std::uint64_t window =
-            bar == 0 ? models::HostSystem::kBar0Stride : bar == 2 ? models::HostSystem::kBar2Stride : 0;
+        const std::uint64_t window = bar == 0   ? models::HostSystem::kBar0Stride
+                                     : bar == 2 ? models::HostSystem::kBar2Stride
+                                                : 0;
         if (base == 0 || size > window) {
           throw driver::AccessError("enumeration: host `" + host_.name() + "` device " + std::to_string(i) + " BAR" +
                                     std::to_string(bar) + " of " + std::to_string(size) +
-                                    " bytes has no window (BAR0 up to " + std::to_string(models::HostSystem::kBar0Stride) +
-                                    ", BAR2 up to " + std::to_string(models::HostSystem::kBar2Stride) + " bytes)");
+                                    " bytes has no window (BAR0 up to " +
+                                    std::to_string(models::HostSystem::kBar0Stride) + ", BAR2 up to " +
+                                    std::to_string(models::HostSystem::kBar2Stride) + " bytes)");
         }
         cpu.cfg_write(rid, reg, static_cast<std::uint32_t>(base));
         if (is64) cpu.cfg_write(rid, reg + 4, static_cast<std::uint32_t>(base >> 32));
@@ -209,16 +211,16 @@ driver::DmaBuffer SimDeviceAccess::alloc_dma(std::uint16_t rid, std::uint64_t by
 
 void SimDeviceAccess::host_write(std::uint64_t iova, const void* data, std::size_t bytes) {
   if (iova + bytes > host_.dram().params().capacity || iova + bytes < iova) {
-    throw driver::AccessError("host_write: [" + hex(iova) + ", +" + std::to_string(bytes) +
-                              ") is outside host DRAM (" + std::to_string(host_.dram().params().capacity) + " bytes)");
+    throw driver::AccessError("host_write: [" + hex(iova) + ", +" + std::to_string(bytes) + ") is outside host DRAM (" +
+                              std::to_string(host_.dram().params().capacity) + " bytes)");
   }
   host_.cpu().mem_write(iova, data, bytes);
 }
 
 void SimDeviceAccess::host_read(std::uint64_t iova, void* data, std::size_t bytes) {
   if (iova + bytes > host_.dram().params().capacity || iova + bytes < iova) {
-    throw driver::AccessError("host_read: [" + hex(iova) + ", +" + std::to_string(bytes) +
-                              ") is outside host DRAM (" + std::to_string(host_.dram().params().capacity) + " bytes)");
+    throw driver::AccessError("host_read: [" + hex(iova) + ", +" + std::to_string(bytes) + ") is outside host DRAM (" +
+                              std::to_string(host_.dram().params().capacity) + " bytes)");
   }
   host_.cpu().mem_read(iova, data, bytes);
 }
@@ -262,7 +264,9 @@ bool SimDeviceAccess::wait_interrupt(std::uint16_t rid, unsigned vector, std::ui
   return host_.irq().wait_for(v, sc_core::sc_time(static_cast<double>(timeout_ns), sc_core::SC_NS));
 }
 
-std::uint64_t SimDeviceAccess::now_ns() { return sim::to_ns(sc_core::sc_time_stamp()); }
+std::uint64_t SimDeviceAccess::now_ns() {
+  return sim::to_ns(sc_core::sc_time_stamp());
+}
 
 void SimDeviceAccess::spend_ns(std::uint64_t ns) {
   if (ns > 0) sc_core::wait(sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));

@@ -74,7 +74,8 @@ Simulator::Simulator(const SimulatorOptions& options) {
   if (!options.mode.empty()) overrides.push_back("sim.data_mode=" + options.mode);
   registry_ = std::make_unique<counters::Registry>();
   trace_ = std::make_unique<counters::TraceRecorder>(
-      options.trace_file.empty() ? nullptr : counters::make_trace_writer(options.trace_file, counters::TraceFormat::Auto));
+      options.trace_file.empty() ? nullptr
+                                 : counters::make_trace_writer(options.trace_file, counters::TraceFormat::Auto));
   system_ = std::make_unique<System>(spec, dirs, overrides, *registry_, trace_.get());
   state_ = std::make_unique<State>();
   state_->runtimes.resize(system_->host_count());
@@ -123,7 +124,8 @@ double Simulator::run(const HostProgram& program, const std::vector<unsigned>& h
   const sc_core::sc_time limit(state_->stop_time_s, sc_core::SC_SEC);
   std::string kernel_error;
   try {
-    if (sc_core::sc_time_stamp() < limit) sc_core::sc_start(limit - sc_core::sc_time_stamp(), sc_core::SC_EXIT_ON_STARVATION);
+    if (sc_core::sc_time_stamp() < limit)
+      sc_core::sc_start(limit - sc_core::sc_time_stamp(), sc_core::SC_EXIT_ON_STARVATION);
   } catch (const std::exception& e) {
     kernel_error = e.what();
   }
@@ -142,10 +144,18 @@ double Simulator::run(const HostProgram& program, const std::vector<unsigned>& h
   return sc_core::sc_time_stamp().to_seconds() - t0;
 }
 
-System& Simulator::system() { return *system_; }
-counters::Registry& Simulator::stats() { return *registry_; }
-counters::TraceRecorder& Simulator::trace() { return *trace_; }
-double Simulator::simulated_seconds() const { return sc_core::sc_time_stamp().to_seconds(); }
+System& Simulator::system() {
+  return *system_;
+}
+counters::Registry& Simulator::stats() {
+  return *registry_;
+}
+counters::TraceRecorder& Simulator::trace() {
+  return *trace_;
+}
+double Simulator::simulated_seconds() const {
+  return sc_core::sc_time_stamp().to_seconds();
+}
 
 void Simulator::write_stats(const std::string& path) const {
   std::ofstream os(path);

@@ -33,8 +33,8 @@ std::vector<std::string> default_config_dirs() {
 namespace {
 
 std::unique_ptr<sim::Config> load_host_config(const SystemSpec& spec, const HostSpec& host,
-                                         const std::vector<std::string>& dirs,
-                                         const std::vector<std::string>& overrides) {
+                                              const std::vector<std::string>& dirs,
+                                              const std::vector<std::string>& overrides) {
   std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
   sim::ConfigLoader loader(config_schema(), paths);
   const std::string arch = host.arch.empty() ? spec.arch : host.arch;
@@ -63,8 +63,7 @@ std::unique_ptr<sim::Config> load_host_config(const SystemSpec& spec, const Host
 }  // namespace
 
 System::System(const SystemSpec& spec, const std::vector<std::string>& config_dirs,
-               const std::vector<std::string>& overrides, counters::Registry& registry,
-               counters::TraceRecorder* trace)
+               const std::vector<std::string>& overrides, counters::Registry& registry, counters::TraceRecorder* trace)
     : spec_(spec) {
   const std::vector<std::string> dirs = config_dirs.empty() ? default_config_dirs() : config_dirs;
   const bool tracing = trace != nullptr && trace->enabled();

@@ -42,8 +42,8 @@ unsigned as_count(const std::string& source, const YAML::Node& n, const std::str
     fail(source, n, key, "`" + n.as<std::string>("?") + "` is not an integer");
   }
   if (v < lo || v > hi) {
-    fail(source, n, key, std::to_string(v) + " is out of range (allowed " + std::to_string(lo) + " .. " +
-                             std::to_string(hi) + ")");
+    fail(source, n, key,
+         std::to_string(v) + " is out of range (allowed " + std::to_string(lo) + " .. " + std::to_string(hi) + ")");
   }
   return static_cast<unsigned>(v);
 }
@@ -88,8 +88,7 @@ SystemSpec SystemSpec::parse(const std::string& yaml, const std::string& source)
     throw std::invalid_argument(source + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
   if (!root.IsMap()) throw std::invalid_argument(source + ": a system file is a mapping (name, hosts, ...)");
-  check_keys(source, root, "",
-             {"name", "description", "arch", "set", "hosts", "c2c", "network", "host_costs"});
+  check_keys(source, root, "", {"name", "description", "arch", "set", "hosts", "c2c", "network", "host_costs"});
   SystemSpec s;
   s.source = source;
   s.name = root["name"] ? root["name"].as<std::string>() : std::filesystem::path(source).stem().string();
@@ -132,8 +131,9 @@ SystemSpec SystemSpec::parse(const std::string& yaml, const std::string& source)
         const unsigned b = as_count(source, c[i][1], where + "[1]", 0, 13);
         if (a >= smallest || b >= smallest) {
           fail(source, c[i], where,
-               "[" + std::to_string(a) + ", " + std::to_string(b) + "] wires a device that does not exist (hosts have " +
-                   std::to_string(smallest) + " devices, indices 0 .. " + std::to_string(smallest - 1) + ")");
+               "[" + std::to_string(a) + ", " + std::to_string(b) +
+                   "] wires a device that does not exist (hosts have " + std::to_string(smallest) +
+                   " devices, indices 0 .. " + std::to_string(smallest - 1) + ")");
         }
         if (a == b) fail(source, c[i], where, "a device cannot be linked to itself");
         s.c2c_links.emplace_back(std::min(a, b), std::max(a, b));
@@ -144,19 +144,24 @@ SystemSpec SystemSpec::parse(const std::string& yaml, const std::string& source)
   }
   if (const YAML::Node n = root["network"]) {
     check_keys(source, n, "network", {"bandwidth", "latency"});
-    if (n["bandwidth"]) s.network_bandwidth = quantity(source, n["bandwidth"], "network.bandwidth", sim::Dimension::Bandwidth);
+    if (n["bandwidth"])
+      s.network_bandwidth = quantity(source, n["bandwidth"], "network.bandwidth", sim::Dimension::Bandwidth);
     if (n["latency"]) s.network_latency_s = quantity(source, n["latency"], "network.latency", sim::Dimension::Time);
     if (!(s.network_bandwidth > 0)) fail(source, n["bandwidth"], "network.bandwidth", "must be > 0");
     if (s.network_latency_s < 0) fail(source, n["latency"], "network.latency", "must be >= 0");
   }
   if (const YAML::Node c = root["host_costs"]) {
     driver::HostCosts& hc = s.costs;
-    const std::pair<const char*, std::uint64_t*> fields[] = {
-        {"api_call_ns", &hc.api_call_ns},         {"launch_ns", &hc.launch_ns},
-        {"per_command_ns", &hc.per_command_ns},   {"doorbell_ns", &hc.doorbell_ns},
-        {"memcpy_setup_ns", &hc.memcpy_setup_ns}, {"reap_per_cqe_ns", &hc.reap_per_cqe_ns},
-        {"interrupt_ns", &hc.interrupt_ns},       {"poll_interval_ns", &hc.poll_interval_ns},
-        {"malloc_ns", &hc.malloc_ns},             {"admin_ns", &hc.admin_ns}};
+    const std::pair<const char*, std::uint64_t*> fields[] = {{"api_call_ns", &hc.api_call_ns},
+                                                             {"launch_ns", &hc.launch_ns},
+                                                             {"per_command_ns", &hc.per_command_ns},
+                                                             {"doorbell_ns", &hc.doorbell_ns},
+                                                             {"memcpy_setup_ns", &hc.memcpy_setup_ns},
+                                                             {"reap_per_cqe_ns", &hc.reap_per_cqe_ns},
+                                                             {"interrupt_ns", &hc.interrupt_ns},
+                                                             {"poll_interval_ns", &hc.poll_interval_ns},
+                                                             {"malloc_ns", &hc.malloc_ns},
+                                                             {"admin_ns", &hc.admin_ns}};
     std::set<std::string> allowed;
     for (const auto& f : fields) allowed.insert(f.first);
     check_keys(source, c, "host_costs", allowed);

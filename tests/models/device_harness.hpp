@@ -13,8 +13,8 @@
 #include "sohusim/models/device_schema.hpp"
 #include "sohusim/models/host_agent.hpp"
 #include "sohusim/models/host_system.hpp"
-#include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/pcie/pcie_schema.hpp"
+#include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/sim/config.hpp"
 #include "sohusim/sim/core_schema.hpp"
 

@@ -572,8 +572,9 @@ SOHUSIM_SYSTEMC_TEST(Device, ReplayRepeatsTimeAndCountersOfAnIdenticalShape) {
     b.agent->run(1, make_gemm(32 << 20, 40 << 20, 48 << 20, 512, 1024, 768, DataType::BF16, DataType::BF16));
     second = sc_core::sc_time_stamp().to_seconds() - t0;
     // Same shape, B beyond the HBM: the checks still run, the command still fails.
-    bad = b.agent->run(1, make_gemm(0, b.dev().params().hbm_bytes - 4096, 16 << 20, 512, 1024, 768, DataType::BF16,
-                                    DataType::BF16))
+    bad = b.agent
+              ->run(1, make_gemm(0, b.dev().params().hbm_bytes - 4096, 16 << 20, 512, 1024, 768, DataType::BF16,
+                                 DataType::BF16))
               .status;
   });
   EXPECT_EQ(b.count("dev0.exec.replayed"), 1.0);
@@ -860,9 +861,10 @@ SOHUSIM_SYSTEMC_TEST(Device, SplitKGemvRunsNearItsEstimate) {
   });
   ASSERT_EQ(st, Status::Success);
   EXPECT_GT(plan.split_k, 1u);
-  std::printf("1x8192x128 fp8 on 8 engines: split %llu, simulated %.3f us (less a NOP %.3f us), estimate %.3f us, "
-              "no split %.3f us\n",
-              static_cast<unsigned long long>(plan.split_k), t * 1e6, (t - nop) * 1e6, est * 1e6, no_split * 1e6);
+  std::printf(
+      "1x8192x128 fp8 on 8 engines: split %llu, simulated %.3f us (less a NOP %.3f us), estimate %.3f us, "
+      "no split %.3f us\n",
+      static_cast<unsigned long long>(plan.split_k), t * 1e6, (t - nop) * 1e6, est * 1e6, no_split * 1e6);
   EXPECT_NEAR(t - nop, est, 0.15 * est);
   EXPECT_LT(t - nop, 0.5 * no_split);
   // The reductions ran on the vector engines: one per output tile.

@@ -135,7 +135,7 @@ void check_invariants(const GemmPlan& p, const GemmPlanInput& in) {
     EXPECT_EQ(partials, M * N * s * in.acc_bytes);
     EXPECT_EQ(p.partials_in_sram,
               M * N * s * in.acc_bytes + in.engine.engines * engine_sram_bytes(p.tm, p.tk, p.tn, in.in_bytes,
-                                                                                  in.out_bytes, in.acc_bytes) <=
+                                                                               in.out_bytes, in.acc_bytes) <=
                   in.sram_bytes);
     std::vector<std::uint64_t> reduced(M * N, 0);
     for (const auto& list : p.per_vector_engine)
@@ -445,8 +445,7 @@ TEST(GemmPlan, DecodeGemvsSplitKNearTheWeightStreamLimit) {
     const double before = estimate_seconds(q, in);
     in.max_split_k = 32;
     const double weights = static_cast<double>(c.shape.k * c.shape.n);
-    const double limit =
-        std::max(weights / in.hbm_bytes_per_second, weights / (32.0 * 128.0 * in.engine.clock_hz));
+    const double limit = std::max(weights / in.hbm_bytes_per_second, weights / (32.0 * 128.0 * in.engine.clock_hz));
     std::printf("%llux%llux%llu fp8: split %llu tiles %llux%llux%llu: %.3f us (no split %.3f us, limit %.3f us)\n",
                 static_cast<unsigned long long>(c.shape.m), static_cast<unsigned long long>(c.shape.k),
                 static_cast<unsigned long long>(c.shape.n), static_cast<unsigned long long>(p.split_k),
@@ -481,8 +480,7 @@ TEST(GemmPlan, LargeSquareKeepsNoSplit) {
     EXPECT_EQ(p.order, q.order);
     EXPECT_EQ(estimate_seconds(p, in), estimate_seconds(q, in));
     // The same tiles split in 2 cost more: the reduction is in the chooser's bound.
-    EXPECT_GT(candidate_seconds(in, p.tm, p.tk, p.tn, p.order, 2),
-              candidate_seconds(in, p.tm, p.tk, p.tn, p.order, 1));
+    EXPECT_GT(candidate_seconds(in, p.tm, p.tk, p.tn, p.order, 2), candidate_seconds(in, p.tm, p.tk, p.tn, p.order, 1));
   }
 }
 
@@ -507,8 +505,8 @@ TEST(GemmPlan, ReductionCostKeepsSplitOffWhereItDoesNotPay) {
   const GemmPlan roomy = plan_gemm(tight);
   const std::uint64_t s = roomy.split_k;
   ASSERT_GT(s, 1u);
-  tight.sram_bytes = tight.engine.engines * engine_sram_bytes(roomy.tm, roomy.tk, roomy.tn, tight.in_bytes,
-                                                               tight.out_bytes, tight.acc_bytes);
+  tight.sram_bytes = tight.engine.engines *
+                     engine_sram_bytes(roomy.tm, roomy.tk, roomy.tn, tight.in_bytes, tight.out_bytes, tight.acc_bytes);
   const GemmPlan spilled = plan_gemm_tiles(tight, roomy.tm, roomy.tk, roomy.tn, roomy.order, s);
   EXPECT_FALSE(spilled.partials_in_sram);
   EXPECT_GT(candidate_seconds(tight, roomy.tm, roomy.tk, roomy.tn, roomy.order, s),

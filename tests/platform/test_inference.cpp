@@ -18,7 +18,9 @@
 namespace sohusim::platform {
 namespace {
 
-std::vector<std::string> dirs() { return {std::string(SOHUSIM_SOURCE_DIR) + "/configs"}; }
+std::vector<std::string> dirs() {
+  return {std::string(SOHUSIM_SOURCE_DIR) + "/configs"};
+}
 
 struct Run {
   workloads::ScenarioResult result;
@@ -67,18 +69,21 @@ std::vector<workloads::Logits> reference(driver::DType dtype, const std::vector<
 }
 
 // Largest |device - reference| over all steps, relative to the largest |reference| logit.
-double relative_error(const std::vector<std::vector<std::vector<float>>>& dev, const std::vector<workloads::Logits>& ref) {
+double relative_error(const std::vector<std::vector<std::vector<float>>>& dev,
+                      const std::vector<workloads::Logits>& ref) {
   double worst = 0, scale = 0;
   for (std::size_t s = 0; s < ref.size(); ++s)
     for (std::size_t b = 0; b < ref[s].size(); ++b)
       for (std::size_t v = 0; v < ref[s][b].size(); ++v) {
-        worst = std::max(worst, std::fabs(static_cast<double>(dev.at(s).at(b).at(v)) - static_cast<double>(ref[s][b][v])));
+        worst =
+            std::max(worst, std::fabs(static_cast<double>(dev.at(s).at(b).at(v)) - static_cast<double>(ref[s][b][v])));
         scale = std::max(scale, std::fabs(static_cast<double>(ref[s][b][v])));
       }
   return worst / scale;
 }
 
-const std::vector<std::vector<std::uint32_t>> kPrompts = {{1, 17, 42, 99, 200, 5, 7, 128}, {3, 3, 250, 11, 64, 90, 31, 2}};
+const std::vector<std::vector<std::uint32_t>> kPrompts = {{1, 17, 42, 99, 200, 5, 7, 128},
+                                                          {3, 3, 250, 11, 64, 90, 31, 2}};
 
 void expect_matches_reference(const std::string& system, driver::DType dtype, double tolerance) {
   const Run r = run_tiny(system, dtype, 2, 8, 5, kPrompts);

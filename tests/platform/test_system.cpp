@@ -13,7 +13,9 @@
 namespace sohusim::platform {
 namespace {
 
-std::vector<std::string> dirs() { return {std::string(SOHUSIM_SOURCE_DIR) + "/configs"}; }
+std::vector<std::string> dirs() {
+  return {std::string(SOHUSIM_SOURCE_DIR) + "/configs"};
+}
 
 std::string error_of(const std::string& yaml) {
   try {
@@ -42,8 +44,7 @@ TEST(SystemSpec, BadFilesNameTheKey) {
   EXPECT_NE(error_of("hosts: [{devices: 0}]").find("hosts[0].devices"), std::string::npos);
   EXPECT_NE(error_of("hosts: [{devices: 2}]\nc2c: [[0, 5]]").find("does not exist"), std::string::npos);
   EXPECT_NE(error_of("hosts: [{devices: 2}]\nc2c: torus").find("allowed: mesh"), std::string::npos);
-  EXPECT_NE(error_of("hosts: [{devices: 2}]\nnetwork: {bandwidth: fast}").find("network.bandwidth"),
-            std::string::npos);
+  EXPECT_NE(error_of("hosts: [{devices: 2}]\nnetwork: {bandwidth: fast}").find("network.bandwidth"), std::string::npos);
   EXPECT_NE(error_of("hosts: [{devices: 1}]\ncolour: red").find("unknown key"), std::string::npos);
   EXPECT_NE(error_of("hosts: [{devices: 1}]\nhost_costs: {launch: 5}").find("host_costs.launch"), std::string::npos);
   try {

@@ -31,7 +31,8 @@ bool has_op(const wl::Graph& g, const std::string& name) {
 }
 
 std::size_t count(const wl::Graph& g, wl::OpKind k) {
-  return static_cast<std::size_t>(std::count_if(g.ops.begin(), g.ops.end(), [&](const wl::Op& o) { return o.kind == k; }));
+  return static_cast<std::size_t>(
+      std::count_if(g.ops.begin(), g.ops.end(), [&](const wl::Op& o) { return o.kind == k; }));
 }
 
 template <class F>
@@ -106,9 +107,9 @@ TEST(Graph, Llama3_8B_DecodeBatch4) {
   EXPECT_EQ(g.ops.size(), 1u + 32u * 12u + 3u);
 
   // Execution order of one layer.
-  const std::vector<std::string> order = {"L3.attn_norm", "L3.attn.q_proj", "L3.attn.k_proj", "L3.attn.v_proj",
-                                          "L3.attn.q_rope", "L3.attn.k_rope", "L3.attn.core", "L3.attn.o_proj",
-                                          "L3.mlp_norm", "L3.mlp.gate_up_proj", "L3.mlp.swiglu", "L3.mlp.down_proj"};
+  const std::vector<std::string> order = {
+      "L3.attn_norm", "L3.attn.q_proj", "L3.attn.k_proj", "L3.attn.v_proj",      "L3.attn.q_rope", "L3.attn.k_rope",
+      "L3.attn.core", "L3.attn.o_proj", "L3.mlp_norm",    "L3.mlp.gate_up_proj", "L3.mlp.swiglu",  "L3.mlp.down_proj"};
   auto it = std::find_if(g.ops.begin(), g.ops.end(), [](const wl::Op& o) { return o.name == "L3.attn_norm"; });
   ASSERT_NE(it, g.ops.end());
   for (const auto& n : order) {
@@ -339,9 +340,11 @@ TEST(Graph, DecodeFlopsAreTwiceParamsPerToken) {
   const double matmul = 2.0 * static_cast<double>(m.matmul_parameter_count()) * tokens;
   const double attention = 4.0 * m.layers * m.heads * m.head_dim * static_cast<double>(kv_len) * tokens;
   EXPECT_NEAR(static_cast<double>(t.flops) / (matmul + attention), 1.0, 0.01);
-  const double gemm = static_cast<double>(t.per_kind.at(wl::OpKind::Gemm).flops + t.per_kind.at(wl::OpKind::LmHead).flops);
+  const double gemm =
+      static_cast<double>(t.per_kind.at(wl::OpKind::Gemm).flops + t.per_kind.at(wl::OpKind::LmHead).flops);
   EXPECT_NEAR(gemm / matmul, 1.0, 1e-4);  // the rest: residual epilogues
-  const double att_share = static_cast<double>(t.per_kind.at(wl::OpKind::Attention).flops) / static_cast<double>(t.flops);
+  const double att_share =
+      static_cast<double>(t.per_kind.at(wl::OpKind::Attention).flops) / static_cast<double>(t.flops);
   EXPECT_NEAR(att_share, 0.035, 0.002);
   const double all = 2.0 * static_cast<double>(m.parameter_count()) * tokens;
   EXPECT_NEAR(static_cast<double>(t.flops) / all, 0.97, 0.01);

@@ -17,9 +17,13 @@ using sohusim::driver::DType;
 
 namespace {
 
-std::vector<std::string> dirs() { return {std::string(SOHUSIM_SOURCE_DIR) + "/configs"}; }
+std::vector<std::string> dirs() {
+  return {std::string(SOHUSIM_SOURCE_DIR) + "/configs"};
+}
 
-wl::ModelConfig load(const std::string& name) { return wl::load_model(name, dirs()); }
+wl::ModelConfig load(const std::string& name) {
+  return wl::load_model(name, dirs());
+}
 
 // The message of the std::invalid_argument that f throws ("" if none).
 template <class F>
@@ -34,10 +38,11 @@ std::string error_of(F&& f) {
 
 std::string llama_json(const std::string& replace_key = "", const std::string& with = "") {
   // A small valid llama config; one key may be replaced (or dropped with an empty value).
-  const std::pair<std::string, std::string> kv[] = {
-      {"model_type", "\"llama\""},   {"hidden_size", "64"},          {"num_hidden_layers", "2"},
-      {"num_attention_heads", "4"},  {"num_key_value_heads", "2"},   {"intermediate_size", "128"},
-      {"vocab_size", "256"},         {"max_position_embeddings", "128"}, {"hidden_act", "\"silu\""}};
+  const std::pair<std::string, std::string> kv[] = {{"model_type", "\"llama\""},  {"hidden_size", "64"},
+                                                    {"num_hidden_layers", "2"},   {"num_attention_heads", "4"},
+                                                    {"num_key_value_heads", "2"}, {"intermediate_size", "128"},
+                                                    {"vocab_size", "256"},        {"max_position_embeddings", "128"},
+                                                    {"hidden_act", "\"silu\""}};
   std::string s = "{";
   bool first = true;
   for (const auto& [k, v] : kv) {
@@ -165,7 +170,7 @@ TEST(ModelConfig, GptNeox20B) {
   EXPECT_EQ(m.head_dim, 96u);
   EXPECT_EQ(m.intermediate, 24576u);
   EXPECT_EQ(m.vocab, 50432u);
-  EXPECT_EQ(m.rotary_dim(), 24u);  // rotary_pct 0.25
+  EXPECT_EQ(m.rotary_dim(), 24u);           // rotary_pct 0.25
   EXPECT_DOUBLE_EQ(m.rope_theta, 10000.0);  // rotary_emb_base
   EXPECT_TRUE(m.parallel_residual);
   EXPECT_FALSE(m.tied_embeddings);
@@ -288,8 +293,7 @@ TEST(ModelConfig, HeadsNotDividingHidden) {
 TEST(ModelConfig, KvHeadsNotDividingHeads) {
   const std::string msg =
       error_of([] { wl::parse_model_config(llama_json("num_key_value_heads", "3"), "t", "t.json"); });
-  EXPECT_NE(msg.find("'num_key_value_heads' = 3 does not divide 'num_attention_heads' = 4"), std::string::npos)
-      << msg;
+  EXPECT_NE(msg.find("'num_key_value_heads' = 3 does not divide 'num_attention_heads' = 4"), std::string::npos) << msg;
 }
 
 TEST(ModelConfig, NonPositiveAndWrongTypes) {
@@ -314,8 +318,7 @@ TEST(ModelConfig, NonPositiveAndWrongTypes) {
 }
 
 TEST(ModelConfig, UnsupportedActivation) {
-  const std::string msg =
-      error_of([] { wl::parse_model_config(llama_json("hidden_act", "\"relu\""), "t", "t.json"); });
+  const std::string msg = error_of([] { wl::parse_model_config(llama_json("hidden_act", "\"relu\""), "t", "t.json"); });
   EXPECT_NE(msg.find("'hidden_act' = 'relu' is not supported for llama (supported: silu, swish)"), std::string::npos)
       << msg;
   const std::string g = error_of([] {
@@ -348,6 +351,11 @@ TEST(ModelConfig, FamilyFlags) {
   // Tying removes the LM head's parameters.
   const auto untied = wl::parse_model_config(llama_json(), "t", "");
   EXPECT_EQ(untied.parameter_count() - 256u * 64u, wl::parse_model_config(
-      [] { std::string s = llama_json(); s.insert(1, "\"tie_word_embeddings\": true, "); return s; }(), "t", "")
-      .parameter_count());
+                                                       [] {
+                                                         std::string s = llama_json();
+                                                         s.insert(1, "\"tie_word_embeddings\": true, ");
+                                                         return s;
+                                                       }(),
+                                                       "t", "")
+                                                       .parameter_count());
 }

@@ -44,7 +44,8 @@ float max_abs_diff(const wl::Logits& a, const wl::Logits& b) {
 // Decoding `extra` tokens after a prefill gives the logits of prefilling the whole sequence.
 void expect_decode_matches_prefill(const wl::ModelConfig& m) {
   const auto w = wl::make_weights(m, 11);
-  const std::vector<std::vector<std::uint32_t>> full = {{3, 14, 15, 92, 65, 35, 89, 79}, {2, 71, 82, 81, 82, 84, 59, 4}};
+  const std::vector<std::vector<std::uint32_t>> full = {{3, 14, 15, 92, 65, 35, 89, 79},
+                                                        {2, 71, 82, 81, 82, 84, 59, 4}};
   const std::size_t prompt = 5;
   wl::Reference inc(m, w);
   std::vector<std::vector<std::uint32_t>> head;
@@ -102,7 +103,7 @@ TEST(Reference, RopeRotatesAdjacentPairsByPositionGroups) {
     const double pos = r < 2 ? 3.0 : 4.0;
     for (std::size_t h = 0; h < 2; ++h) {
       const float* v = x.data() + r * 8 + h * 4;
-      EXPECT_FLOAT_EQ(v[0], static_cast<float>(std::cos(pos)));         // freq 1
+      EXPECT_FLOAT_EQ(v[0], static_cast<float>(std::cos(pos)));  // freq 1
       EXPECT_FLOAT_EQ(v[1], static_cast<float>(std::sin(pos)));
       EXPECT_FLOAT_EQ(v[2], static_cast<float>(std::cos(pos * 0.01)));  // freq 10000^(-2/4)
       EXPECT_FLOAT_EQ(v[3], static_cast<float>(std::sin(pos * 0.01)));
@@ -158,7 +159,7 @@ TEST(Reference, AttentionLayoutAndGroups) {
     }
   }
   // A decode query (q_len 1) sees every key; a large score picks its key.
-  std::vector<float> q1 = {0, 0, 50, 0};  // one sequence, head 0 neutral, head 1 along x
+  std::vector<float> q1 = {0, 0, 50, 0};       // one sequence, head 0 neutral, head 1 along x
   std::vector<float> k1 = {0, 0, 1, 0, 0, 0};  // positions 0..2, key 1 along x
   std::vector<float> v1 = {1, 1, 2, 2, 3, 3};
   std::vector<float> o1(4);

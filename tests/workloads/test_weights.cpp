@@ -115,8 +115,8 @@ TEST(Weights, ShardsReassembleTheModel) {
 
 TEST(Weights, ShardPadsTheVocabulary) {
   const auto m = wl::parse_model_config(
-      R"({"model_type": "gpt2", "n_embd": 32, "n_layer": 1, "n_head": 4, "vocab_size": 255, "n_positions": 16})",
-      "pad", "");
+      R"({"model_type": "gpt2", "n_embd": 32, "n_layer": 1, "n_head": 4, "vocab_size": 255, "n_positions": 16})", "pad",
+      "");
   const auto full = wl::make_weights(m, 5);
   const auto r0 = wl::shard_weights(full, m, {2, 0});
   const auto r1 = wl::shard_weights(full, m, {2, 1});

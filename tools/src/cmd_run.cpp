@@ -72,14 +72,16 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   if (functional && dtype != driver::DType::Fp32 && dtype != driver::DType::Bf16 && dtype != driver::DType::Fp16)
     throw UsageError("--mode functional needs --dtype fp32, bf16 or fp16 (FP8 needs scales the model does not have)");
   if (functional && spec.hosts.size() > 1)
-    throw UsageError("--mode functional runs on one host; `" + spec.name + "` has " + std::to_string(spec.hosts.size()));
+    throw UsageError("--mode functional runs on one host; `" + spec.name + "` has " +
+                     std::to_string(spec.hosts.size()));
   const unsigned per_host = spec.hosts.front().devices;
   for (const auto& h : spec.hosts) {
     if (h.devices != per_host)
       throw UsageError("system `" + spec.name + "`: pipeline stages need the same number of devices on every host");
   }
   const unsigned tp = o.tp == 0 ? per_host : o.tp;
-  if (tp > per_host) throw UsageError("--tp " + std::to_string(tp) + ": a host has " + std::to_string(per_host) + " devices");
+  if (tp > per_host)
+    throw UsageError("--tp " + std::to_string(tp) + ": a host has " + std::to_string(per_host) + " devices");
 
   platform::SimulatorOptions so;
   so.system = o.system;
@@ -222,8 +224,8 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
     for (const auto& [k, v] : r.prefill.per_kind) pk[k] = v * 1e3;
     j["prefill_ms_per_kind"] = pk;
     // The first layer's ops and the per-layer times (rank 0), for both phases.
-    for (const auto& [label, bd] : {std::pair<const char*, const workloads::Breakdown*>{"prefill", &r.prefill},
-                                    {"decode", &r.decode}}) {
+    for (const auto& [label, bd] :
+         {std::pair<const char*, const workloads::Breakdown*>{"prefill", &r.prefill}, {"decode", &r.decode}}) {
       nlohmann::json ops = nlohmann::json::array();
       for (const workloads::OpTime& op : bd->ops) {
         if (op.layer <= 0) ops.push_back({{"op", op.name}, {"ms", op.seconds * 1e3}});
@@ -256,8 +258,8 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   s << "  utilization  compute " << compute_util * 100 << " %, HBM bandwidth " << hbm_util * 100 << " % (over "
     << sim_seconds * 1e3 << " ms simulated)\n";
   s << "  HBM used     " << static_cast<double>(hbm_used) / (1ULL << 30) << " GiB per device (weights "
-    << static_cast<double>(r.weight_bytes) / (1ULL << 30) << ", KV cache " << static_cast<double>(r.kv_bytes) / (1ULL << 30)
-    << ")\n";
+    << static_cast<double>(r.weight_bytes) / (1ULL << 30) << ", KV cache "
+    << static_cast<double>(r.kv_bytes) / (1ULL << 30) << ")\n";
   s << "  energy       " << energy_j << " J, " << (sim_seconds > 0 ? energy_j / sim_seconds : 0) << " W, "
     << tokens_per_joule << " output tokens/J\n";
   if (!r.decode.per_kind.empty()) {
@@ -283,11 +285,16 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
 void add_run_command(CLI::App& root, const GlobalOptions& global, Action& action) {
   auto o = std::make_shared<RunOptions>();
   auto* cmd = root.add_subcommand("run", "run a transformer request on a simulated system; print TTFT, TPOT, tokens/s");
-  cmd->add_option("--model", o->model, "model name (configs/models) or a HuggingFace config.json")->capture_default_str();
+  cmd->add_option("--model", o->model, "model name (configs/models) or a HuggingFace config.json")
+      ->capture_default_str();
   cmd->add_option("--system", o->system, "system name (configs/systems) or a system YAML file")->capture_default_str();
   cmd->add_option("--batch", o->batch, "sequences")->capture_default_str()->check(CLI::Range(1u, 65535u));
-  cmd->add_option("--prompt", o->prompt, "input tokens per sequence")->capture_default_str()->check(CLI::Range(1u, 1u << 20));
-  cmd->add_option("--gen", o->gen, "output tokens per sequence")->capture_default_str()->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--prompt", o->prompt, "input tokens per sequence")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--gen", o->gen, "output tokens per sequence")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
   cmd->add_option("--dtype", o->dtype, "fp8 | fp8_e5m2 | bf16 | fp16 | fp32")->capture_default_str();
   cmd->add_option("--tp", o->tp, "tensor-parallel degree (default: every device of a host)");
   cmd->add_option("--fidelity", o->fidelity, "fast | detailed (default: the arch's)")

@@ -9,7 +9,9 @@ namespace {
 
 constexpr std::uint64_t kAlign = 256;
 
-std::uint64_t align_up(std::uint64_t v) { return (v + kAlign - 1) & ~(kAlign - 1); }
+std::uint64_t align_up(std::uint64_t v) {
+  return (v + kAlign - 1) & ~(kAlign - 1);
+}
 
 std::string gib(std::uint64_t bytes) {
   char buf[64];
@@ -21,7 +23,8 @@ std::string gib(std::uint64_t bytes) {
 
 std::uint64_t MemoryPlan::address(const std::string& tensor) const {
   const auto it = regions.find(tensor);
-  if (it == regions.end()) throw std::invalid_argument("compiler: tensor `" + tensor + "` has no place in device memory");
+  if (it == regions.end())
+    throw std::invalid_argument("compiler: tensor `" + tensor + "` has no place in device memory");
   return base + it->second.offset;
 }
 
@@ -83,9 +86,9 @@ class Lowering {
     const int last = opt_.last_layer < 0 ? 1 << 30 : opt_.last_layer;
     for (const Op& op : g_.ops) {
       const std::size_t first = cmds_.size();
-      const bool in_stage = op.layer >= 0 ? (op.layer >= opt_.first_layer && op.layer <= last)
+      const bool in_stage = op.layer >= 0                  ? (op.layer >= opt_.first_layer && op.layer <= last)
                             : op.kind == OpKind::Embedding ? opt_.with_embedding
-                                                            : opt_.with_head;
+                                                           : opt_.with_head;
       if (in_stage) lower(op);
       out.op_first.push_back(first);
       out.op_count.push_back(cmds_.size() - first);
@@ -108,18 +111,28 @@ class Lowering {
 
   void lower(const Op& op) {
     switch (op.kind) {
-      case OpKind::Embedding: return embedding(op);
+      case OpKind::Embedding:
+        return embedding(op);
       case OpKind::Norm:
-      case OpKind::FinalNorm: return norm(op);
+      case OpKind::FinalNorm:
+        return norm(op);
       case OpKind::Gemm:
-      case OpKind::LmHead: return gemm(op);
-      case OpKind::Rope: return rope(op);
-      case OpKind::Attention: return attention(op);
-      case OpKind::Swiglu: return unary(op, driver::VOp::Swiglu);
-      case OpKind::Gelu: return unary(op, driver::VOp::Gelu);
-      case OpKind::Add: return add(op.inputs.at(0), op.inputs.at(1), op.outputs.at(0), op);
-      case OpKind::AllReduce: return all_reduce(op);
-      case OpKind::Sample: return;  // on the host
+      case OpKind::LmHead:
+        return gemm(op);
+      case OpKind::Rope:
+        return rope(op);
+      case OpKind::Attention:
+        return attention(op);
+      case OpKind::Swiglu:
+        return unary(op, driver::VOp::Swiglu);
+      case OpKind::Gelu:
+        return unary(op, driver::VOp::Gelu);
+      case OpKind::Add:
+        return add(op.inputs.at(0), op.inputs.at(1), op.outputs.at(0), op);
+      case OpKind::AllReduce:
+        return all_reduce(op);
+      case OpKind::Sample:
+        return;  // on the host
     }
   }
 
@@ -128,16 +141,16 @@ class Lowering {
     const std::string& table = op.inputs.at(1);
     if (opt_.functional) {
       if (opt_.tokens.size() != rows) {
-        throw std::invalid_argument("compiler: embedding needs one token per row (" + std::to_string(rows) +
-                                    " rows, " + std::to_string(opt_.tokens.size()) + " tokens)");
+        throw std::invalid_argument("compiler: embedding needs one token per row (" + std::to_string(rows) + " rows, " +
+                                    std::to_string(opt_.tokens.size()) + " tokens)");
       }
       for (std::uint64_t r = 0; r < rows; ++r) {
         cmds_.push_back(driver::dma_copy(driver::Space::Hbm, addr(table, opt_.tokens[r], h), driver::Space::Hbm,
                                          addr("hidden", r, h), row_bytes));
       }
     } else {
-      cmds_.push_back(driver::dma_copy(driver::Space::Hbm, addr(table), driver::Space::Hbm, addr("hidden"),
-                                       rows * row_bytes));
+      cmds_.push_back(
+          driver::dma_copy(driver::Space::Hbm, addr(table), driver::Space::Hbm, addr("hidden"), rows * row_bytes));
     }
     if (op.learned_positions) {
       const std::string& pos = op.inputs.at(2);

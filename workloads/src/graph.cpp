@@ -6,9 +6,13 @@
 namespace sohusim::workloads {
 namespace {
 
-std::string layer_prefix(unsigned i) { return "L" + std::to_string(i) + "."; }
+std::string layer_prefix(unsigned i) {
+  return "L" + std::to_string(i) + ".";
+}
 
-std::string model_label(const ModelConfig& m) { return m.name.empty() ? m.model_type : m.name; }
+std::string model_label(const ModelConfig& m) {
+  return m.name.empty() ? m.model_type : m.name;
+}
 
 /// This rank's share of the model's dimensions.
 struct Local {
@@ -28,7 +32,9 @@ Local local_dims(const ModelConfig& m, const Shard& s) {
   return l;
 }
 
-std::uint64_t norm_width(const ModelConfig& m) { return m.norm == NormKind::Layer ? 2 : 1; }
+std::uint64_t norm_width(const ModelConfig& m) {
+  return m.norm == NormKind::Layer ? 2 : 1;
+}
 
 Tensor weight(std::string name, std::vector<std::uint64_t> shape, int layer, Split split) {
   Tensor t;
@@ -42,8 +48,9 @@ Tensor weight(std::string name, std::vector<std::uint64_t> shape, int layer, Spl
 
 Tensor norm_weight(const ModelConfig& m, std::string name, int layer) {
   const std::uint64_t h = m.hidden;
-  return weight(std::move(name), m.norm == NormKind::Layer ? std::vector<std::uint64_t>{2, h} : std::vector<std::uint64_t>{h},
-                layer, Split::Replicated);
+  return weight(std::move(name),
+                m.norm == NormKind::Layer ? std::vector<std::uint64_t>{2, h} : std::vector<std::uint64_t>{h}, layer,
+                Split::Replicated);
 }
 
 class Builder {
@@ -87,7 +94,9 @@ class Builder {
     op.out_row_offset = out_row;
     const std::uint64_t mn = m * n;
     op.flops = 2 * m * k * n + (op.gemm.bias ? mn : 0) + (op.gemm.residual ? mn : 0) +
-               (act == driver::Act::Gelu ? 8 * mn : act == driver::Act::None ? 0 : 4 * mn);
+               (act == driver::Act::Gelu   ? 8 * mn
+                : act == driver::Act::None ? 0
+                                           : 4 * mn);
     op.weight_elems = k * n + (op.gemm.bias ? n : 0);
     op.act_elems = m * k + (to_cache ? 0 : mn) + (op.gemm.residual ? mn : 0);
     op.kv_write_elems = to_cache ? mn : 0;
@@ -313,31 +322,42 @@ void Builder::build(const BuildOptions& opt) {
 
 }  // namespace
 
-const char* to_string(Phase p) { return p == Phase::Prefill ? "prefill" : "decode"; }
+const char* to_string(Phase p) {
+  return p == Phase::Prefill ? "prefill" : "decode";
+}
 
 const char* to_string(TensorKind k) {
   switch (k) {
-    case TensorKind::Weight: return "weight";
-    case TensorKind::Activation: return "activation";
-    case TensorKind::KvCache: return "kv_cache";
-    case TensorKind::Logits: return "logits";
-    case TensorKind::Tokens: return "tokens";
+    case TensorKind::Weight:
+      return "weight";
+    case TensorKind::Activation:
+      return "activation";
+    case TensorKind::KvCache:
+      return "kv_cache";
+    case TensorKind::Logits:
+      return "logits";
+    case TensorKind::Tokens:
+      return "tokens";
   }
   return "?";
 }
 
 const char* to_string(Split s) {
   switch (s) {
-    case Split::Replicated: return "replicated";
-    case Split::Columns: return "columns";
-    case Split::Rows: return "rows";
+    case Split::Replicated:
+      return "replicated";
+    case Split::Columns:
+      return "columns";
+    case Split::Rows:
+      return "rows";
   }
   return "?";
 }
 
 const char* to_string(OpKind k) {
-  static const char* const kNames[kNumOpKinds] = {"embedding", "norm", "gemm",      "rope",       "attention", "swiglu",
-                                                  "gelu",      "add",  "allreduce", "final_norm", "lm_head",   "sample"};
+  static const char* const kNames[kNumOpKinds] = {"embedding", "norm",       "gemm",    "rope",
+                                                  "attention", "swiglu",     "gelu",    "add",
+                                                  "allreduce", "final_norm", "lm_head", "sample"};
   const auto i = static_cast<unsigned>(k);
   return i < kNumOpKinds ? kNames[i] : "?";
 }

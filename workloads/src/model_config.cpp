@@ -47,8 +47,7 @@ class Reader {
       return static_cast<unsigned>(x);
     }
     if (v.is_number_integer()) {
-      fail("key '" + std::string(key) + "' = " + std::to_string(v.get<std::int64_t>()) +
-           " must be a positive integer");
+      fail("key '" + std::string(key) + "' = " + std::to_string(v.get<std::int64_t>()) + " must be a positive integer");
     }
     fail("key '" + std::string(key) + "' = " + v.dump() + " must be a positive integer");
   }
@@ -114,8 +113,7 @@ constexpr FamilyKeys kFamilies[] = {
      "max_position_embeddings", "hidden_act", "silu"},
     {"qwen2", Family::Qwen2, "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
      "max_position_embeddings", "hidden_act", "silu"},
-    {"gpt2", Family::Gpt2, "n_embd", "n_layer", "n_head", nullptr, "n_positions", "activation_function",
-     "gelu_new"},
+    {"gpt2", Family::Gpt2, "n_embd", "n_layer", "n_head", nullptr, "n_positions", "activation_function", "gelu_new"},
     {"gpt_neox", Family::GptNeox, "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
      "max_position_embeddings", "hidden_act", "gelu"},
 };
@@ -148,8 +146,12 @@ const char* to_string(Family f) {
   return "?";
 }
 
-const char* to_string(NormKind n) { return n == NormKind::Rms ? "rms" : "layer"; }
-const char* to_string(MlpActivation a) { return a == MlpActivation::Silu ? "silu" : "gelu"; }
+const char* to_string(NormKind n) {
+  return n == NormKind::Rms ? "rms" : "layer";
+}
+const char* to_string(MlpActivation a) {
+  return a == MlpActivation::Silu ? "silu" : "gelu";
+}
 
 unsigned element_bytes(driver::DType t) {
   switch (t) {
@@ -265,14 +267,15 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     const char* frac_key = r.has("partial_rotary_factor") ? "partial_rotary_factor" : "rotary_pct";
     c.rotary_fraction = r.number(frac_key, neox ? 0.25 : 1.0);
     if (!std::isfinite(c.rotary_fraction) || c.rotary_fraction <= 0.0 || c.rotary_fraction > 1.0) {
-      r.fail(std::string("key '") + frac_key + "' = " + fmt_double(c.rotary_fraction) + " is out of range (allowed (0, 1])");
+      r.fail(std::string("key '") + frac_key + "' = " + fmt_double(c.rotary_fraction) +
+             " is out of range (allowed (0, 1])");
     }
     const double dims = static_cast<double>(c.head_dim) * c.rotary_fraction;
     const double whole = std::round(dims);
     if (std::fabs(dims - whole) > 1e-9 || static_cast<long>(whole) % 2 != 0 || whole < 2.0) {
-      r.fail("head_dim = " + std::to_string(c.head_dim) + " with '" + frac_key + "' = " + fmt_double(c.rotary_fraction) +
-             (r.has(frac_key) ? "" : " (default)") + " gives " + fmt_double(dims) +
-             " rotary dimensions (must be an even whole number >= 2)");
+      r.fail("head_dim = " + std::to_string(c.head_dim) + " with '" + frac_key +
+             "' = " + fmt_double(c.rotary_fraction) + (r.has(frac_key) ? "" : " (default)") + " gives " +
+             fmt_double(dims) + " rotary dimensions (must be an even whole number >= 2)");
     }
     if (r.has("rope_scaling")) {
       const json& rs = r.raw("rope_scaling");

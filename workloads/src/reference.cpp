@@ -31,7 +31,9 @@ float round_format(float x, int mant, int min_exp, float max_finite) {
 
 namespace ref {
 
-float gelu(float x) { return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + kGeluCubic * (x * x * x)))); }
+float gelu(float x) {
+  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + kGeluCubic * (x * x * x))));
+}
 
 /// c[m][n] = act(a[m][k] w[k][n] + bias) + residual, FP32; c may be residual (in place).
 void gemm(const float* a, const float* w, const float* bias, bool gelu_act, const float* residual, float* c,
@@ -106,8 +108,9 @@ void rope(float* x, std::size_t rows, std::size_t cols, unsigned head_dim, unsig
   }
 }
 
-
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
+float silu(float x) {
+  return x / (1.0f + std::exp(-x));
+}
 
 void swiglu(const float* gate_up, float* out, std::size_t rows, std::size_t inter) {
   for (std::size_t r = 0; r < rows; ++r) {
@@ -192,7 +195,9 @@ Reference::Reference(ModelConfig model, const Weights& weights, driver::DType dt
   }
 }
 
-const std::vector<float>& Reference::w(const std::string& name) const { return w_.at(name).data; }
+const std::vector<float>& Reference::w(const std::string& name) const {
+  return w_.at(name).data;
+}
 
 void Reference::round_all(std::vector<float>& v) const {
   if (dtype_ == driver::DType::Fp32) return;
@@ -277,7 +282,8 @@ Logits Reference::step(const std::vector<std::uint32_t>& tokens, unsigned q_len)
   std::vector<float> hidden(rows * H);
   const auto& emb = w("embed.tokens.weight");
   for (std::size_t r = 0; r < rows; ++r) {
-    std::copy_n(emb.begin() + static_cast<std::ptrdiff_t>(tokens[r] * H), H, hidden.begin() + static_cast<std::ptrdiff_t>(r * H));
+    std::copy_n(emb.begin() + static_cast<std::ptrdiff_t>(tokens[r] * H), H,
+                hidden.begin() + static_cast<std::ptrdiff_t>(r * H));
     if (m_.learned_positions) {
       const auto& pe = w("embed.positions.weight");
       const std::size_t pos = start + r / B;
@@ -301,11 +307,11 @@ Logits Reference::step(const std::vector<std::uint32_t>& tokens, unsigned q_len)
 
     // Q, K, V; K and V go into the cache at positions start .. start + q_len - 1.
     ref::gemm(normed.data(), w(p + "attn.q_proj.weight").data(), bias(m_.qkv_bias, p + "attn.q_proj"), false, nullptr,
-         q.data(), rows, H, qd);
+              q.data(), rows, H, qd);
     ref::gemm(normed.data(), w(p + "attn.k_proj.weight").data(), bias(m_.qkv_bias, p + "attn.k_proj"), false, nullptr,
-         kn.data(), rows, H, kvd);
+              kn.data(), rows, H, kvd);
     ref::gemm(normed.data(), w(p + "attn.v_proj.weight").data(), bias(m_.qkv_bias, p + "attn.v_proj"), false, nullptr,
-         vn.data(), rows, H, kvd);
+              vn.data(), rows, H, kvd);
     round_all(q);
     round_all(kn);
     round_all(vn);
@@ -335,14 +341,14 @@ Logits Reference::step(const std::vector<std::uint32_t>& tokens, unsigned q_len)
     }
     std::string last;
     if (m_.gated_mlp) {
-      ref::gemm(mlp_in, w(p + "mlp.gate_up_proj.weight").data(), bias(m_.mlp_bias, p + "mlp.gate_up_proj"), false, nullptr,
-           gate_up.data(), rows, H, 2 * I);
+      ref::gemm(mlp_in, w(p + "mlp.gate_up_proj.weight").data(), bias(m_.mlp_bias, p + "mlp.gate_up_proj"), false,
+                nullptr, gate_up.data(), rows, H, 2 * I);
       round_all(gate_up);
       ref::swiglu(gate_up.data(), act.data(), rows, I);
       last = p + "mlp.down_proj";
     } else {
-      ref::gemm(mlp_in, w(p + "mlp.fc1.weight").data(), bias(m_.mlp_bias, p + "mlp.fc1"), true, nullptr, act.data(), rows,
-           H, I);
+      ref::gemm(mlp_in, w(p + "mlp.fc1.weight").data(), bias(m_.mlp_bias, p + "mlp.fc1"), true, nullptr, act.data(),
+                rows, H, I);
       last = p + "mlp.fc2";
     }
     round_all(act);

@@ -147,8 +147,9 @@ class Runner {
  private:
   void validate() {
     if (o_.batch == 0 || o_.prompt == 0 || o_.gen == 0) {
-      throw std::invalid_argument("scenario: batch, prompt and gen must be >= 1 (got batch " + std::to_string(o_.batch) +
-                                  ", prompt " + std::to_string(o_.prompt) + ", gen " + std::to_string(o_.gen) + ")");
+      throw std::invalid_argument("scenario: batch, prompt and gen must be >= 1 (got batch " +
+                                  std::to_string(o_.batch) + ", prompt " + std::to_string(o_.prompt) + ", gen " +
+                                  std::to_string(o_.gen) + ")");
     }
     if (static_cast<std::uint64_t>(o_.prompt) + o_.gen > m_.max_positions) {
       throw std::invalid_argument("scenario: prompt " + std::to_string(o_.prompt) + " + gen " + std::to_string(o_.gen) +
@@ -211,7 +212,8 @@ class Runner {
       k.plan.base = rt_.malloc(r, k.plan.total_bytes);
       k.stream = rt_.create_stream(r);
       vocab_local_ = g.vocab_local;
-      k.logits = rt_.alloc_host(r, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(o_.batch) * g.vocab_local * eb_));
+      k.logits =
+          rt_.alloc_host(r, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(o_.batch) * g.vocab_local * eb_));
       ranks_.push_back(k);
       group_.push_back(c2c_[r]);
     }
@@ -290,7 +292,8 @@ class Runner {
                                                           std::vector<std::size_t>& stamped_ops) {
     std::vector<std::vector<driver::Command>> ops(cp.op_first.size());
     unsigned slot = 0;
-    if (stamps != nullptr) ops.front().push_back(driver::timestamp(driver::Space::Host, stamps->dma.iova + 8ULL * slot++));
+    if (stamps != nullptr)
+      ops.front().push_back(driver::timestamp(driver::Space::Host, stamps->dma.iova + 8ULL * slot++));
     for (std::size_t i = 0; i < cp.op_first.size(); ++i) {
       for (std::size_t c = 0; c < cp.op_count[i]; ++c) ops[i].push_back(cp.program.commands[cp.op_first[i] + c]);
       if (stamps != nullptr && cp.op_count[i] > 0) {
@@ -380,8 +383,7 @@ class Runner {
                              static_cast<std::uint64_t>(o_.batch) * vocab_local_ * eb_);
       }
       rt_.synchronize();
-      rt_.access().spend_ns(
-          static_cast<std::uint64_t>(kArgmaxNsPerLogit * static_cast<double>(o_.batch) * m_.vocab));
+      rt_.access().spend_ns(static_cast<std::uint64_t>(kArgmaxNsPerLogit * static_cast<double>(o_.batch) * m_.vocab));
       if (o_.functional) next = sample();
       if (st_.stages > 1) st_.send(0, 4ULL * o_.batch, tag_ + 1);
     }
@@ -396,7 +398,8 @@ class Runner {
   }
   driver::HostBuffer staging_for(const Rank& k) {
     auto it = pp_buffers_.find(k.device);
-    if (it == pp_buffers_.end()) it = pp_buffers_.emplace(k.device, rt_.alloc_host(k.device, prefill_hidden_bytes())).first;
+    if (it == pp_buffers_.end())
+      it = pp_buffers_.emplace(k.device, rt_.alloc_host(k.device, prefill_hidden_bytes())).first;
     return it->second;
   }
 

@@ -17,9 +17,18 @@
 namespace sohusim::driver {
 
 enum class DType : std::uint8_t { Fp8E4M3 = 0, Fp8E5M2 = 1, Bf16 = 2, Fp16 = 3, Fp32 = 4 };  // SOHU_DTYPE_*
-enum class Act : std::uint8_t { None = 0, Relu = 1, Gelu = 2, Silu = 3 };                      // SOHU_ACT_*
-enum class VOp : std::uint8_t {                                                                 // SOHU_VOP_*
-  RmsNorm = 0, LayerNorm = 1, Rope = 2, Silu = 3, Gelu = 4, Swiglu = 5, Add = 6, Scale = 7, Cast = 8, Softmax = 9
+enum class Act : std::uint8_t { None = 0, Relu = 1, Gelu = 2, Silu = 3 };                    // SOHU_ACT_*
+enum class VOp : std::uint8_t {                                                              // SOHU_VOP_*
+  RmsNorm = 0,
+  LayerNorm = 1,
+  Rope = 2,
+  Silu = 3,
+  Gelu = 4,
+  Swiglu = 5,
+  Add = 6,
+  Scale = 7,
+  Cast = 8,
+  Softmax = 9
 };
 enum class Space : std::uint8_t { Host = 0, Hbm = 1, Sram = 2, PeerHbm = 3 };  // SOHU_SPACE_*
 enum class CollOp : std::uint8_t { Send = 0, Recv = 1, ReduceStep = 2, GatherStep = 3 };
@@ -80,9 +89,9 @@ struct VectorDesc {
   std::uint64_t x = 0, y = 0, out = 0;
   std::uint32_t rows = 0, cols = 0;
   DType in = DType::Bf16, out_type = DType::Bf16;
-  float scalar = 0.0f;    // eps (norms), scale (SCALE), theta base (ROPE)
-  std::uint32_t aux = 0;  // ROPE: head_dim (AUX: 16 bits once the register map has GROUP)
-  std::uint32_t aux2 = 0; // ROPE: position of row 0; row r is at aux2 + r / rope_group
+  float scalar = 0.0f;           // eps (norms), scale (SCALE), theta base (ROPE)
+  std::uint32_t aux = 0;         // ROPE: head_dim (AUX: 16 bits once the register map has GROUP)
+  std::uint32_t aux2 = 0;        // ROPE: position of row 0; row r is at aux2 + r / rope_group
   std::uint32_t rope_group = 1;  // ROPE: consecutive rows sharing one position (the batch,
                                  // with rows ordered position-major); 0 or 1 = one row each.
                                  // Needs VECTOR.GROUP in the register map: without it, a

@@ -52,10 +52,10 @@ struct DeviceInfo {
   unsigned matrix_engines = 0, vector_engines = 0, dma_channels = 0, c2c_ports = 0;
   std::uint64_t hbm_bytes = 0, sram_bytes = 0;
   unsigned clock_mhz = 0;
-  std::vector<std::uint8_t> capabilities;  // capability IDs in list order (0x01 PM, 0x10 PCIe, 0x11 MSI-X)
+  std::vector<std::uint8_t> capabilities;       // capability IDs in list order (0x01 PM, 0x10 PCIe, 0x11 MSI-X)
   std::vector<std::uint16_t> ext_capabilities;  // extended IDs (0x0001 AER, 0x0010 SR-IOV)
   unsigned msix_vectors = 0;
-  unsigned sriov_total_vfs = 0;    // 0: no SR-IOV capability
+  unsigned sriov_total_vfs = 0;  // 0: no SR-IOV capability
 };
 
 enum class CompletionMode { Interrupt, Polling };
@@ -169,7 +169,7 @@ class Device {
     bool phase = true;
     CompletionMode mode = CompletionMode::Interrupt;
     unsigned vector = 0;
-    std::uint16_t next_cid = 1;  // CID 0 is never used: ERR_INFO reports 0 for "no command"
+    std::uint16_t next_cid = 1;                  // CID 0 is never used: ERR_INFO reports 0 for "no command"
     unsigned no_irq_in_flight = 0;               // in-flight commands with NO_COMPLETION_IRQ
     std::map<std::uint16_t, Command> in_flight;  // cid -> command (for error messages)
     std::map<std::uint16_t, Reaped> done;        // reaped, not yet waited on
@@ -214,7 +214,7 @@ class Device {
   std::uint64_t resets_ = 0;
   Queue admin_;
   std::map<std::uint16_t, Queue> io_;
-  std::deque<ErrLogEntry> errlog_seen_;              // popped while looking for another entry
+  std::deque<ErrLogEntry> errlog_seen_;                // popped while looking for another entry
   std::multimap<std::uint64_t, DmaBuffer> spare_dma_;  // by size: memory of deleted queues, old rings
   DmaBuffer trace_ring_;
 };

@@ -34,7 +34,7 @@ namespace sohusim::driver {
 
 /// One PCI function the host can see.
 struct PciFunction {
-  std::uint16_t rid = 0;           // requester id: bus << 8 | device << 3 | function
+  std::uint16_t rid = 0;  // requester id: bus << 8 | device << 3 | function
   std::uint16_t vendor_id = 0;
   std::uint16_t device_id = 0;
   bool virtual_function = false;   // an SR-IOV VF

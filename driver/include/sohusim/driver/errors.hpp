@@ -42,8 +42,8 @@ class FatalError : public DriverError {
 /// status and, when the device logged one, the error-log entry's message.
 class CommandError : public DriverError {
  public:
-  CommandError(const std::string& what, std::uint16_t status, std::uint8_t opcode, std::uint16_t qid,
-               std::uint16_t cid, std::uint64_t correlation)
+  CommandError(const std::string& what, std::uint16_t status, std::uint8_t opcode, std::uint16_t qid, std::uint16_t cid,
+               std::uint64_t correlation)
       : DriverError(what), status_(status), opcode_(opcode), qid_(qid), cid_(cid), correlation_(correlation) {}
   std::uint16_t status() const noexcept { return status_; }  // SOHU_STATUS_*
   std::uint8_t opcode() const noexcept { return opcode_; }

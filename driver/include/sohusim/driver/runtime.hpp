@@ -51,10 +51,10 @@ struct RuntimeOptions {
   // exist under these names are reused (two runtimes may share a prefix).
   counters::Registry* registry = nullptr;
   std::string prefix = "host0.runtime";
-  counters::TraceRecorder* trace = nullptr;     // optional: API slices (when enabled)
-  counters::TrackId api_track = 0;              // the host's API thread track; 0 = no API slices
-  counters::TrackId driver_track = 0;           // "submit" / "wait" slices of the driver; 0 = none
-  std::uint64_t correlation_base = 0;           // ids are base + 1, base + 2, ... (one range per host)
+  counters::TraceRecorder* trace = nullptr;  // optional: API slices (when enabled)
+  counters::TrackId api_track = 0;           // the host's API thread track; 0 = no API slices
+  counters::TrackId driver_track = 0;        // "submit" / "wait" slices of the driver; 0 = none
+  std::uint64_t correlation_base = 0;        // ids are base + 1, base + 2, ... (one range per host)
 };
 
 struct Stream {
@@ -93,8 +93,8 @@ class Runtime {
   std::uint64_t malloc(unsigned dev, std::uint64_t bytes, std::uint64_t align = 256);
   /// Frees an address malloc returned (neighbouring free blocks merge).
   void free(unsigned dev, std::uint64_t addr);
-  std::uint64_t hbm_used(unsigned dev) const;       // bytes allocated now
-  std::uint64_t hbm_peak(unsigned dev) const;       // high-water mark
+  std::uint64_t hbm_used(unsigned dev) const;  // bytes allocated now
+  std::uint64_t hbm_peak(unsigned dev) const;  // high-water mark
 
   /// Pinned host memory mapped for device `dev` only (its IOMMU domain).
   HostBuffer alloc_host(unsigned dev, std::uint64_t bytes);
@@ -137,7 +137,7 @@ class Runtime {
     std::uint64_t submitted = 0;  // commands the runtime put on the stream so far
   };
   struct DeviceSemaphores {
-    std::uint64_t resets = 0;                 // Device::reset_count() the values belong to
+    std::uint64_t resets = 0;  // Device::reset_count() the values belong to
     std::vector<std::uint32_t> value = std::vector<std::uint32_t>(256, 0);  // signals recorded per semaphore
   };
   std::uint64_t begin_call();
@@ -153,7 +153,7 @@ class Runtime {
   RuntimeOptions opt_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<std::unique_ptr<Allocator>> allocators_;
-  std::vector<DeviceSemaphores> semaphores_;                         // per device
+  std::vector<DeviceSemaphores> semaphores_;                           // per device
   std::map<std::pair<unsigned, std::uint16_t>, StreamState> streams_;  // (device, qid)
   std::uint64_t correlation_ = 0;
   counters::Counter* api_calls_ = nullptr;

@@ -170,8 +170,8 @@ class CommandExecutor {
   std::map<std::vector<std::uint32_t>, Replay> replays_;
   std::vector<counters::Counter*> own_counters_;  // this device's counters (device_counters())
   std::size_t counters_seen_ = 0;                 // registry size when own_counters_ was built
-  unsigned in_flight_ = 0;         // commands executing now
-  std::uint64_t started_ = 0;      // commands started so far (detects overlap while recording)
+  unsigned in_flight_ = 0;                        // commands executing now
+  std::uint64_t started_ = 0;                     // commands started so far (detects overlap while recording)
 };
 
 }  // namespace sohusim::models

@@ -40,7 +40,7 @@ struct EngineTile {
   std::uint64_t compute_cycles = 0;   // engine cycles
   std::uint64_t store_address = 0;    // HBM (or SRAM) address of the results written after this tile
   std::uint64_t store_bytes = 0;
-  bool store_to_sram = false;  // the store goes to SRAM (e.g. a split-K partial), not HBM
+  bool store_to_sram = false;     // the store goes to SRAM (e.g. a split-K partial), not HBM
   std::uint64_t useful_macs = 0;  // MACs the command needs
   std::uint64_t issued_macs = 0;  // MACs the array spends, padding included
   std::uint64_t flops = 0;        // floating-point operations (vector work; 2 x MACs for matrix work)

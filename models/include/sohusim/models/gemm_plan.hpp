@@ -143,7 +143,7 @@ struct GemmTile {
   /// Split plans: the FP32 partial written after the last K step of a part, else 0.
   std::uint64_t partial_bytes;
   std::uint64_t compute_cycles;
-  std::uint32_t part;  // which K part of the output tile (0 without split)
+  std::uint32_t part;    // which K part of the output tile (0 without split)
   bool first_k, last_k;  // first / last K step of this tile's part (of K without split)
 };
 
@@ -161,14 +161,14 @@ struct GemmReduction {
 struct GemmPlan {
   std::uint64_t tm = 0, tk = 0, tn = 0;  // nominal tile sizes (edge tiles are smaller)
   TileOrder order = TileOrder::MMajor;
-  std::uint64_t split_k = 1;     // K parts per output tile
-  bool partials_in_sram = true;  // split plans: partials in SRAM (else in an HBM workspace)
+  std::uint64_t split_k = 1;                      // K parts per output tile
+  bool partials_in_sram = true;                   // split plans: partials in SRAM (else in an HBM workspace)
   std::vector<std::vector<GemmTile>> per_engine;  // size == engine.engines; may hold empties
   /// Split plans: size == vector.engines (may hold empties); empty without split.
   std::vector<std::vector<GemmReduction>> per_vector_engine;
   std::uint64_t hbm_read_bytes = 0;   // operands, plus spilled partials read back
   std::uint64_t hbm_write_bytes = 0;  // outputs, plus spilled partials
-  std::uint64_t compute_cycles = 0;  // sum over all tiles of all engines
+  std::uint64_t compute_cycles = 0;   // sum over all tiles of all engines
   std::uint64_t useful_macs = 0;
   std::uint64_t issued_macs = 0;
 
@@ -185,14 +185,14 @@ std::uint64_t engine_sram_bytes(std::uint64_t tm, std::uint64_t tk, std::uint64_
 
 /// The chooser's closed-form time for one candidate (max over engines of T_e above), in
 /// seconds; exposed so that tests and tools can compare candidates.
-double candidate_seconds(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn,
-                         TileOrder order, std::uint64_t split_k = 1);
+double candidate_seconds(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn, TileOrder order,
+                         std::uint64_t split_k = 1);
 
 /// Builds the plan for given nominal tile sizes (each in 1..its GEMM dimension) and split
 /// (1..ceil(K / tk)). Throws std::invalid_argument if a size or the split is out of range or
 /// the footprint exceeds the SRAM share.
-GemmPlan plan_gemm_tiles(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn,
-                         TileOrder order, std::uint64_t split_k = 1);
+GemmPlan plan_gemm_tiles(const GemmPlanInput& in, std::uint64_t tm, std::uint64_t tk, std::uint64_t tn, TileOrder order,
+                         std::uint64_t split_k = 1);
 
 /// Chooses the tile sizes and order (header comment) and builds the plan. Throws
 /// std::invalid_argument if even the smallest candidate does not fit the SRAM share.

@@ -40,9 +40,9 @@ namespace sohusim::models {
 class HostSystem {
  public:
   static constexpr pcie::RequesterId kDeviceRid = pcie::make_rid(1, 0, 0);  // device 0
-  static constexpr std::uint64_t kBar0 = 0xF000'0000ULL;       // device 0's BAR0
+  static constexpr std::uint64_t kBar0 = 0xF000'0000ULL;                    // device 0's BAR0
   static constexpr std::uint64_t kBar0Stride = 16ULL << 20;
-  static constexpr std::uint64_t kBar2 = 0x100'0000'0000ULL;   // device 0's BAR2 (64-bit, above 1 TiB)
+  static constexpr std::uint64_t kBar2 = 0x100'0000'0000ULL;  // device 0's BAR2 (64-bit, above 1 TiB)
   static constexpr std::uint64_t kBar2Stride = 1ULL << 40;
   static constexpr unsigned kMaxDevices = 14;                  // BAR0 windows end below the MSI window (0xFEE00000)
   static constexpr std::uint64_t kCpuMemoryAccessPs = 20'000;  // a CPU load/store to cached DRAM (assumption)

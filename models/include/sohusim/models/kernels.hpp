@@ -54,10 +54,10 @@ struct AttentionArgs {
 
 /// Scaled dot-product attention, O = softmax(scale Q K^T [causal mask]) V per (batch, head).
 /// Layouts, position-major (the register map's ATTENTION): Q and O [q_len][batch][q_heads]
-/// [head_dim]; K and V [kv_len][batch][kv_heads][head_dim]. Grouped-query attention: q head h reads kv head h / (q_heads / kv_heads), so
-/// q_heads must be a multiple of kv_heads (kv_heads == q_heads is MHA, 1 is MQA).
-/// Causal: query i sits at position kv_len - q_len + i and sees keys 0..that position, so
-/// causal requires q_len <= kv_len. Softmax subtracts the row maximum, in FP32.
+/// [head_dim]; K and V [kv_len][batch][kv_heads][head_dim]. Grouped-query attention: q head h reads kv head h /
+/// (q_heads / kv_heads), so q_heads must be a multiple of kv_heads (kv_heads == q_heads is MHA, 1 is MQA). Causal:
+/// query i sits at position kv_len - q_len + i and sees keys 0..that position, so causal requires q_len <= kv_len.
+/// Softmax subtracts the row maximum, in FP32.
 void attention(const AttentionArgs& args, const float* q, const float* k, const float* v, float* o);
 
 /// Vector-engine operation on a rows x cols matrix x (one row per token), writing out.

@@ -34,12 +34,12 @@ namespace sohusim::platform {
 class System;
 
 struct SimulatorOptions {
-  std::string system = "sohu-1";        // name in configs/systems, or a YAML file path
-  std::vector<std::string> overrides;   // "key=value" applied to every device/host config
-  std::string fidelity;                 // "fast" | "detailed" | "" (the system's)
-  std::string mode;                     // "timing" | "functional" | "" (the system's)
-  std::string trace_file;               // .pftrace/.perfetto-trace (protobuf) or .json; "" = none
-  std::vector<std::string> config_dirs; // where presets are found; empty = built-in search
+  std::string system = "sohu-1";         // name in configs/systems, or a YAML file path
+  std::vector<std::string> overrides;    // "key=value" applied to every device/host config
+  std::string fidelity;                  // "fast" | "detailed" | "" (the system's)
+  std::string mode;                      // "timing" | "functional" | "" (the system's)
+  std::string trace_file;                // .pftrace/.perfetto-trace (protobuf) or .json; "" = none
+  std::vector<std::string> config_dirs;  // where presets are found; empty = built-in search
 };
 
 class SimulationError : public std::runtime_error {

@@ -34,8 +34,8 @@ std::vector<std::string> default_config_dirs();
 
 class System {
  public:
-  System(const SystemSpec& spec, const std::vector<std::string>& config_dirs,
-         const std::vector<std::string>& overrides, counters::Registry& registry, counters::TraceRecorder* trace);
+  System(const SystemSpec& spec, const std::vector<std::string>& config_dirs, const std::vector<std::string>& overrides,
+         counters::Registry& registry, counters::TraceRecorder* trace);
   ~System();
 
   const SystemSpec& spec() const { return spec_; }

@@ -36,9 +36,9 @@ struct SystemSpec {
   std::string arch = "sohu";
   std::vector<std::string> sets;
   std::vector<HostSpec> hosts;
-  std::string c2c = "mesh";                            // mesh | ring | none | links
+  std::string c2c = "mesh";                              // mesh | ring | none | links
   std::vector<std::pair<unsigned, unsigned>> c2c_links;  // when c2c == "links"
-  double network_bandwidth = 50e9;                     // bytes/s per direction
+  double network_bandwidth = 50e9;                       // bytes/s per direction
   double network_latency_s = 5e-6;
   driver::HostCosts costs;
 

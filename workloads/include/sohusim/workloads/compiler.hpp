@@ -48,7 +48,7 @@ struct Region {
 struct MemoryPlan {
   std::map<std::string, Region> regions;  // tensor name -> region
   std::uint64_t weight_bytes = 0, kv_bytes = 0, activation_bytes = 0, total_bytes = 0;
-  std::uint64_t base = 0;  // device address of the block once allocated
+  std::uint64_t base = 0;                                  // device address of the block once allocated
   std::uint64_t address(const std::string& tensor) const;  // base + offset; throws naming the tensor
 };
 
@@ -59,11 +59,11 @@ MemoryPlan plan_memory(const ModelConfig& m, const Shard& s, driver::DType dtype
 
 struct CompileOptions {
   driver::DType dtype = driver::DType::Bf16;
-  bool functional = false;                  // per-row gathers (real data) instead of one bulk copy
-  std::vector<unsigned> group_devices;      // tp rank -> chip-to-chip device index (all-reduce peers)
-  std::uint32_t tag_base = 1;               // COLLECTIVE tags: tag_base, tag_base + 1, ...
-  std::vector<std::uint32_t> tokens;        // functional Embedding: the step's token ids, one per row
-  int first_layer = 0, last_layer = -1;     // pipeline stage: layers [first, last]; -1: to the end
+  bool functional = false;                       // per-row gathers (real data) instead of one bulk copy
+  std::vector<unsigned> group_devices;           // tp rank -> chip-to-chip device index (all-reduce peers)
+  std::uint32_t tag_base = 1;                    // COLLECTIVE tags: tag_base, tag_base + 1, ...
+  std::vector<std::uint32_t> tokens;             // functional Embedding: the step's token ids, one per row
+  int first_layer = 0, last_layer = -1;          // pipeline stage: layers [first, last]; -1: to the end
   bool with_embedding = true, with_head = true;  // pipeline stage: first / last stage parts
 };
 

@@ -83,7 +83,7 @@ const char* to_string(TensorKind k);  // "weight", "activation", "kv_cache", "lo
 const char* to_string(Split s);       // "replicated", "columns", "rows"
 
 struct Tensor {
-  std::string name;                  // e.g. "L3.attn.q_proj.weight", "L3.k_cache", "hidden"
+  std::string name;  // e.g. "L3.attn.q_proj.weight", "L3.k_cache", "hidden"
   TensorKind kind = TensorKind::Activation;
   std::vector<std::uint64_t> shape;  // this rank's shape, row-major
   int layer = -1;                    // -1: not per layer
@@ -99,8 +99,8 @@ const char* to_string(OpKind k);  // "embedding", "norm", "gemm", ...
 
 struct GemmShape {
   std::uint64_t m = 0, k = 0, n = 0;
-  bool bias = false;      // add bias[n] (inputs[2])
-  bool residual = false;  // add a residual [m][n] (the last input) after the activation
+  bool bias = false;                    // add bias[n] (inputs[2])
+  bool residual = false;                // add a residual [m][n] (the last input) after the activation
   driver::Act act = driver::Act::None;  // epilogue activation (fc1: Gelu when fused)
 };
 
@@ -124,15 +124,15 @@ struct Op {
   std::string name;  // "embed", "L3.attn_norm", "L3.attn.q_proj", "lm_head", ...
   int layer = -1;    // -1 for embedding, final norm, LM head, sampling
 
-  GemmShape gemm;       // Gemm, LmHead
-  VectorShape vec;      // Embedding, Norm, FinalNorm, Rope, Swiglu, Gelu, Add, AllReduce, Sample
-  AttentionShape attn;  // Attention
-  RopeParams rope;      // Rope
-  NormKind norm = NormKind::Rms;  // Norm, FinalNorm
-  float eps = 0.0f;               // Norm, FinalNorm
-  bool learned_positions = false; // Embedding: also add rows of embed.positions.weight
-  std::uint64_t position = 0;     // Embedding, Rope: position of row 0 (kv_len - q_len)
-  unsigned group = 1;             // Embedding, Rope: consecutive rows sharing a position (batch)
+  GemmShape gemm;                    // Gemm, LmHead
+  VectorShape vec;                   // Embedding, Norm, FinalNorm, Rope, Swiglu, Gelu, Add, AllReduce, Sample
+  AttentionShape attn;               // Attention
+  RopeParams rope;                   // Rope
+  NormKind norm = NormKind::Rms;     // Norm, FinalNorm
+  float eps = 0.0f;                  // Norm, FinalNorm
+  bool learned_positions = false;    // Embedding: also add rows of embed.positions.weight
+  std::uint64_t position = 0;        // Embedding, Rope: position of row 0 (kv_len - q_len)
+  unsigned group = 1;                // Embedding, Rope: consecutive rows sharing a position (batch)
   std::uint64_t out_row_offset = 0;  // first row written (k/v_proj, K RoPE: a KV cache row)
   std::uint64_t in_row_offset = 0;   // first row read (FinalNorm: of `hidden`)
   bool on_host = false;              // Sample: runs on the host after the logits gather
@@ -145,7 +145,7 @@ struct Op {
   std::uint64_t kv_write_elems = 0;  // KV cache written
   std::uint64_t comm_elems = 0;      // AllReduce payload per rank
 
-  std::vector<std::string> inputs;   // tensor names; Gemm: A, B(weight)[, bias][, residual]
+  std::vector<std::string> inputs;  // tensor names; Gemm: A, B(weight)[, bias][, residual]
   std::vector<std::string> outputs;
 };
 
@@ -166,9 +166,9 @@ struct Graph {
 };
 
 struct BuildOptions {
-  unsigned kv_capacity = 0;    // positions the KV cache holds; 0: the model's max_positions
-  bool fuse_residual = true;   // residual add as GEMM epilogue when tp_degree == 1
-  bool fuse_gelu = true;       // GELU as fc1's epilogue
+  unsigned kv_capacity = 0;   // positions the KV cache holds; 0: the model's max_positions
+  bool fuse_residual = true;  // residual add as GEMM epilogue when tp_degree == 1
+  bool fuse_gelu = true;      // GELU as fc1's epilogue
 };
 
 /// Checks a shard against a model: tp_degree >= 1, tp_rank < tp_degree, and tp_degree
@@ -182,8 +182,8 @@ std::vector<Tensor> weight_tensors(const ModelConfig& m, const Shard& s);
 /// The graph of one forward pass on one rank. Prefill: q_len = prompt length (or a chunk),
 /// kv_len = positions in the cache after the step (q_len <= kv_len). Decode: q_len = 1,
 /// kv_len = position + 1. Throws std::invalid_argument on a bad shard or sizes.
-Graph build_graph(const ModelConfig& m, const Shard& s, Phase phase, unsigned batch, unsigned q_len,
-                  unsigned kv_len, const BuildOptions& opt = {});
+Graph build_graph(const ModelConfig& m, const Shard& s, Phase phase, unsigned batch, unsigned q_len, unsigned kv_len,
+                  const BuildOptions& opt = {});
 
 struct Cost {
   std::uint64_t ops = 0, flops = 0, weight_elems = 0, act_elems = 0, kv_read_elems = 0, kv_write_elems = 0,

@@ -31,8 +31,8 @@ enum class NormKind { Rms, Layer };
 /// The MLP's activation. Gelu is always the tanh approximation (the device's GELU).
 enum class MlpActivation { Silu, Gelu };
 
-const char* to_string(Family f);     // "llama", "mistral", "qwen2", "gpt2", "gpt_neox"
-const char* to_string(NormKind n);   // "rms", "layer"
+const char* to_string(Family f);         // "llama", "mistral", "qwen2", "gpt2", "gpt_neox"
+const char* to_string(NormKind n);       // "rms", "layer"
 const char* to_string(MlpActivation a);  // "silu", "gelu"
 
 /// Bytes per element of a data type (FP8 1, BF16/FP16 2, FP32 4).
@@ -44,14 +44,14 @@ struct ModelConfig {
   std::string model_type;  // as in config.json
   Family family = Family::Llama;
 
-  unsigned hidden = 0;        // hidden_size / n_embd
-  unsigned layers = 0;        // num_hidden_layers / n_layer
-  unsigned heads = 0;         // num_attention_heads / n_head (query heads)
-  unsigned kv_heads = 0;      // num_key_value_heads (= heads when absent)
-  unsigned head_dim = 0;      // head_dim if given, else hidden / heads
-  unsigned intermediate = 0;  // intermediate_size / n_inner (gpt2: 4 * n_embd when null)
-  unsigned vocab = 0;         // vocab_size
-  unsigned max_positions = 0; // max_position_embeddings / n_positions
+  unsigned hidden = 0;         // hidden_size / n_embd
+  unsigned layers = 0;         // num_hidden_layers / n_layer
+  unsigned heads = 0;          // num_attention_heads / n_head (query heads)
+  unsigned kv_heads = 0;       // num_key_value_heads (= heads when absent)
+  unsigned head_dim = 0;       // head_dim if given, else hidden / heads
+  unsigned intermediate = 0;   // intermediate_size / n_inner (gpt2: 4 * n_embd when null)
+  unsigned vocab = 0;          // vocab_size
+  unsigned max_positions = 0;  // max_position_embeddings / n_positions
 
   bool rope = true;               // rotary positions (false: gpt2's learned table)
   double rope_theta = 10000.0;    // rope_theta / rotary_emb_base
@@ -63,15 +63,15 @@ struct ModelConfig {
 
   std::string activation_name;  // hidden_act / activation_function as written
   MlpActivation activation = MlpActivation::Silu;
-  bool gated_mlp = true;        // SwiGLU: down(silu(x Wg) * (x Wu)); else fc2(gelu(x W1))
+  bool gated_mlp = true;  // SwiGLU: down(silu(x Wg) * (x Wu)); else fc2(gelu(x W1))
 
-  bool tied_embeddings = false;     // LM head shares the token embedding table
-  bool learned_positions = false;   // gpt2: position embedding table added to the input
-  bool parallel_residual = false;   // gpt_neox: x + attn(ln1 x) + mlp(ln2 x)
-  bool qkv_bias = false;            // q, k, v projections have biases
-  bool o_bias = false;              // attention output projection has a bias
-  bool mlp_bias = false;            // MLP projections have biases
-  bool norm_bias = false;           // LayerNorm's beta
+  bool tied_embeddings = false;    // LM head shares the token embedding table
+  bool learned_positions = false;  // gpt2: position embedding table added to the input
+  bool parallel_residual = false;  // gpt_neox: x + attn(ln1 x) + mlp(ln2 x)
+  bool qkv_bias = false;           // q, k, v projections have biases
+  bool o_bias = false;             // attention output projection has a bias
+  bool mlp_bias = false;           // MLP projections have biases
+  bool norm_bias = false;          // LayerNorm's beta
 
   unsigned q_dim() const { return heads * head_dim; }
   unsigned kv_dim() const { return kv_heads * head_dim; }

@@ -38,10 +38,10 @@ namespace sohusim::workloads {
 struct ScenarioOptions {
   unsigned batch = 1, prompt = 128, gen = 16;
   driver::DType dtype = driver::DType::Fp8E4M3;
-  unsigned tp = 0;                 // tensor-parallel degree; 0: every device of the host
-  bool upload_weights = false;     // simulate the weight upload (bulk PCIe) and report it
-  bool functional = false;         // real data: seeded weights, real tokens, logits returned
-  std::uint64_t seed = 1;          // weights and (when prompts is empty) prompt tokens
+  unsigned tp = 0;                                  // tensor-parallel degree; 0: every device of the host
+  bool upload_weights = false;                      // simulate the weight upload (bulk PCIe) and report it
+  bool functional = false;                          // real data: seeded weights, real tokens, logits returned
+  std::uint64_t seed = 1;                           // weights and (when prompts is empty) prompt tokens
   std::vector<std::vector<std::uint32_t>> prompts;  // [batch][prompt] token ids (functional)
   bool profile_ops = true;
   /// Timing studies of the steady state: no prefill step; the KV cache is taken as holding
@@ -77,18 +77,18 @@ struct ScenarioResult {
   std::string model;
   unsigned batch = 0, prompt = 0, gen = 0, tp = 0, stages = 1, devices = 0;
   driver::DType dtype = driver::DType::Bf16;
-  double load_seconds = 0;    // weight upload (0 unless asked)
-  double ttft_seconds = 0;    // request start -> first token on the host
-  double tpot_seconds = 0;    // mean decode step
-  double e2e_seconds = 0;     // request start -> last token
-  double tokens_per_second = 0;         // (prompt + gen) x batch / e2e
-  double output_tokens_per_second = 0;  // gen x batch / e2e
-  std::vector<double> step_seconds;     // prefill, then each decode step
-  std::uint64_t hbm_used_bytes = 0;     // largest over this host's devices
+  double load_seconds = 0;                                             // weight upload (0 unless asked)
+  double ttft_seconds = 0;                                             // request start -> first token on the host
+  double tpot_seconds = 0;                                             // mean decode step
+  double e2e_seconds = 0;                                              // request start -> last token
+  double tokens_per_second = 0;                                        // (prompt + gen) x batch / e2e
+  double output_tokens_per_second = 0;                                 // gen x batch / e2e
+  std::vector<double> step_seconds;                                    // prefill, then each decode step
+  std::uint64_t hbm_used_bytes = 0;                                    // largest over this host's devices
   std::uint64_t weight_bytes = 0, kv_bytes = 0, activation_bytes = 0;  // per device (rank 0's plan)
-  std::uint64_t commands = 0;           // submitted by this host
+  std::uint64_t commands = 0;                                          // submitted by this host
   Breakdown prefill, decode;
-  std::vector<std::vector<std::uint32_t>> tokens;  // [batch][gen] generated ids (functional)
+  std::vector<std::vector<std::uint32_t>> tokens;       // [batch][gen] generated ids (functional)
   std::vector<std::vector<std::vector<float>>> logits;  // functional: per step [batch][vocab]
 };
 
