@@ -68,12 +68,8 @@ void CommandExecutor::wait_ps(std::uint64_t ps) {
 
 void CommandExecutor::abort_waiters() {
   ++abort_generation_;
-  for (auto& [key, r] : receives_) {
-    r->failed = true;
-    r->done.notify(sc_core::SC_ZERO_TIME);
-  }
-  receives_.clear();
-  receive_posted_.notify(sc_core::SC_ZERO_TIME);
+  inbox_.clear();
+  arrived_.notify(sc_core::SC_ZERO_TIME);
   w_.semaphores->reset();
 }
 
@@ -706,9 +702,9 @@ Outcome CommandExecutor::exec_sem_wait(const Sqe& sqe) {
   return {};
 }
 
-std::shared_ptr<CommandExecutor::Receive> CommandExecutor::find_receive(unsigned from, std::uint32_t tag) {
-  auto it = receives_.find({from, tag});
-  return it == receives_.end() ? nullptr : it->second;
+void CommandExecutor::deliver(unsigned from, std::uint32_t tag, Message m) {
+  inbox_[{from, tag}].push_back(std::move(m));
+  arrived_.notify(sc_core::SC_ZERO_TIME);
 }
 
 Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
@@ -726,67 +722,60 @@ Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
            .ok()) {
     return o;
   }
-  const std::uint64_t gen = abort_generation_;
-  if (c.op != CollectiveOp::Send) {
-    // Post the receive, then wait until the peer's SEND has filled it.
-    auto r = std::make_shared<Receive>();
-    r->addr = local.phys;
-    r->length = c.length;
-    r->reduce = c.op == CollectiveOp::ReduceStep;
-    r->dtype = c.dtype;
-    receives_[{c.peer, c.tag}] = r;
-    receive_posted_.notify(sc_core::SC_ZERO_TIME);
-    while (!r->filled && !r->failed) sc_core::wait(r->done);
-    receives_.erase({c.peer, c.tag});
-    if (gen != abort_generation_ || r->failed)
-      return Outcome::fail(Status::AbortedReset, "COLLECTIVE: receive aborted");
+  const bool data = w_.hbm->holds_data();
+  if (c.op == CollectiveOp::Send) {
+    // Eager: read the buffer, hand it to the link (which serialises this port's transfers)
+    // and complete; the message lands in the peer's inbox when its last byte arrives.
+    CommandExecutor& peer = *it->second.peer;
+    Message m;
+    m.length = c.length;
+    if (data && peer.hbm().holds_data()) m.data.assign(c.length, 0);
+    w_.hbm->access(false, local.phys, m.data.empty() ? nullptr : m.data.data(), c.length, sqe.correlation());
+    m.arrive_ps = it->second.tx->send(now_ps(), c.length);
+    peer.deliver(index_, c.tag, std::move(m));
     return {};
   }
-  // SEND: wait for the peer's matching receive, then push the data.
-  CommandExecutor& peer = *it->second.peer;
-  std::shared_ptr<Receive> r;
-  while ((r = peer.find_receive(index_, c.tag)) == nullptr) {
-    if (gen != abort_generation_) return Outcome::fail(Status::AbortedReset, "COLLECTIVE: send aborted");
-    sc_core::wait(peer.receive_posted_ | receive_posted_);
+  // RECV / REDUCE_STEP / GATHER_STEP: wait for the peer's message with this tag, then write
+  // it into the buffer (a reduce step reads the buffer and adds on the vector lanes first).
+  const std::uint64_t gen = abort_generation_;
+  const auto key = std::make_pair(c.peer, c.tag);
+  for (;;) {
+    if (gen != abort_generation_) return Outcome::fail(Status::AbortedReset, "COLLECTIVE: receive aborted");
+    auto q = inbox_.find(key);
+    if (q != inbox_.end() && !q->second.empty()) break;
+    sc_core::wait(arrived_);
   }
-  if (r->length != c.length) {
-    r->failed = true;
-    r->done.notify(sc_core::SC_ZERO_TIME);
-    return Outcome::fail(Status::InvalidField, "COLLECTIVE: SEND of " + std::to_string(c.length) +
-                                                   " bytes met a receive of " + std::to_string(r->length) + " (tag " +
+  std::deque<Message>& queue = inbox_[key];
+  Message m = std::move(queue.front());
+  queue.pop_front();
+  if (queue.empty()) inbox_.erase(key);
+  if (m.length != c.length) {
+    return Outcome::fail(Status::InvalidField, "COLLECTIVE: a receive of " + std::to_string(c.length) +
+                                                   " bytes met a SEND of " + std::to_string(m.length) +
+                                                   " from device " + std::to_string(c.peer) + " (tag " +
                                                    std::to_string(c.tag) + ")");
   }
-  const bool data = w_.hbm->holds_data() && peer.hbm().holds_data();
-  const std::uint64_t chunk = w_.params->dma.chunk;
-  std::vector<std::uint8_t> buf, mine;
-  for (std::uint64_t off = 0; off < c.length; off += chunk) {
-    const std::uint64_t n = std::min(chunk, c.length - off);
-    buf.assign(data ? n : 0, 0);
-    w_.hbm->access(false, local.phys + off, data ? buf.data() : nullptr, n, sqe.correlation());
-    const std::uint64_t arrive = it->second.tx->send(now_ps(), n);
-    wait_ps(arrive - now_ps());
-    if (r->reduce) {
-      // The receiver adds into its buffer: read its part, add on its vector lanes, write.
-      peer.hbm().access(false, r->addr + off, nullptr, n, sqe.correlation());
-      const std::uint64_t elems = n / bytes_of(r->dtype);
-      const VectorWork add =
-          vector_op_cost(w_.params->vector, VectorOp::Add, 1,
-                         static_cast<std::uint32_t>(std::max<std::uint64_t>(1, elems)), r->dtype, r->dtype);
-      wait_ps(add.cycles * w_.params->period_ps());
-      if (data) {
-        mine.assign(n, 0);
-        peer.hbm().debug(false, r->addr + off, mine.data(), n);
-        std::vector<float> x(static_cast<std::size_t>(elems)), y(static_cast<std::size_t>(elems));
-        decode(r->dtype, mine.data(), x.data(), x.size());
-        decode(r->dtype, buf.data(), y.data(), y.size());
-        for (std::size_t i = 0; i < x.size(); ++i) x[i] += y[i];
-        encode(r->dtype, x.data(), buf.data(), x.size());
-      }
+  if (m.arrive_ps > now_ps()) wait_ps(m.arrive_ps - now_ps());
+  if (gen != abort_generation_) return Outcome::fail(Status::AbortedReset, "COLLECTIVE: receive aborted");
+  if (c.op == CollectiveOp::ReduceStep) {
+    w_.hbm->access(false, local.phys, nullptr, c.length, sqe.correlation());
+    // The add, spread over every vector engine.
+    const std::uint64_t elems = c.length / bytes_of(c.dtype);
+    const VectorWork add =
+        vector_op_cost(w_.params->vector, VectorOp::Add, 1, std::max<std::uint64_t>(1, elems), c.dtype, c.dtype);
+    const std::uint64_t engines = std::max(1u, w_.params->vector.engines);
+    wait_ps((add.cycles + engines - 1) / engines * w_.params->period_ps());
+    if (data && !m.data.empty()) {
+      std::vector<std::uint8_t> mine(c.length, 0);
+      w_.hbm->debug(false, local.phys, mine.data(), c.length);
+      std::vector<float> x(static_cast<std::size_t>(elems)), y(static_cast<std::size_t>(elems));
+      decode(c.dtype, mine.data(), x.data(), x.size());
+      decode(c.dtype, m.data.data(), y.data(), y.size());
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+      encode(c.dtype, x.data(), m.data.data(), x.size());
     }
-    peer.hbm().access(true, r->addr + off, data ? buf.data() : nullptr, n, sqe.correlation());
   }
-  r->filled = true;
-  r->done.notify(sc_core::SC_ZERO_TIME);
+  w_.hbm->access(true, local.phys, m.data.empty() ? nullptr : m.data.data(), c.length, sqe.correlation());
   return {};
 }
 

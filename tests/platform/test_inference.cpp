@@ -28,7 +28,8 @@ struct Run {
 };
 
 Run run_tiny(const std::string& system, driver::DType dtype, unsigned batch, unsigned prompt, unsigned gen,
-             const std::vector<std::vector<std::uint32_t>>& prompts) {
+             const std::vector<std::vector<std::uint32_t>>& prompts,
+             workloads::AllReduceAlgorithm allreduce = workloads::AllReduceAlgorithm::OneShot) {
   SimulatorOptions o;
   o.system = system;
   o.config_dirs = dirs();
@@ -45,6 +46,7 @@ Run run_tiny(const std::string& system, driver::DType dtype, unsigned batch, uns
     so.functional = true;
     so.seed = 7;
     so.prompts = prompts;
+    so.allreduce = allreduce;
     std::vector<unsigned> c2c;
     for (unsigned i = 0; i < host.runtime().device_count(); ++i) c2c.push_back(i);
     r.result = workloads::run_scenario(host.runtime(), m, so, c2c);
@@ -85,8 +87,9 @@ double relative_error(const std::vector<std::vector<std::vector<float>>>& dev,
 const std::vector<std::vector<std::uint32_t>> kPrompts = {{1, 17, 42, 99, 200, 5, 7, 128},
                                                           {3, 3, 250, 11, 64, 90, 31, 2}};
 
-void expect_matches_reference(const std::string& system, driver::DType dtype, double tolerance) {
-  const Run r = run_tiny(system, dtype, 2, 8, 5, kPrompts);
+void expect_matches_reference(const std::string& system, driver::DType dtype, double tolerance,
+                              workloads::AllReduceAlgorithm allreduce = workloads::AllReduceAlgorithm::OneShot) {
+  const Run r = run_tiny(system, dtype, 2, 8, 5, kPrompts, allreduce);
   std::vector<std::vector<std::uint32_t>> ref_tokens;
   const std::vector<workloads::Logits> ref = reference(dtype, kPrompts, 5, ref_tokens);
   ASSERT_EQ(r.result.logits.size(), ref.size());
@@ -103,6 +106,11 @@ SOHUSIM_SYSTEMC_TEST(Inference, TinyModelOnOneDeviceMatchesTheCpuReferenceFp32) 
 // Two devices, tensor parallel: the all-reduce's ring order changes FP32 sums only.
 SOHUSIM_SYSTEMC_TEST(Inference, TinyModelOnTwoDevicesMatchesTheCpuReferenceFp32) {
   expect_matches_reference("test-2", driver::DType::Fp32, 1e-4);
+}
+
+// The same with the ring all-reduce (reduce-scatter and all-gather steps).
+SOHUSIM_SYSTEMC_TEST(Inference, TinyModelOnTwoDevicesWithTheRingAllReduceMatchesTheCpuReference) {
+  expect_matches_reference("test-2", driver::DType::Fp32, 1e-4, workloads::AllReduceAlgorithm::Ring);
 }
 
 // BF16: both round every op's output to BF16 (8 bits of mantissa); summation order differs,

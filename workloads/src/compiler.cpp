@@ -277,6 +277,21 @@ class Lowering {
       return std::pair<std::uint64_t, std::uint64_t>{base + chunk_begin(cc) * eb_,
                                                      (chunk_begin(cc + 1) - chunk_begin(cc)) * eb_};
     };
+    if (opt_.allreduce == AllReduceAlgorithm::OneShot) {
+      // Every peer gets the whole buffer (eager SENDs: all ports at once), then each peer's
+      // buffer is added into one's own.
+      const std::uint64_t bytes = elems * eb_;
+      for (unsigned j = 1; j < n; ++j) {
+        cmds_.push_back(
+            driver::collective(driver::CollOp::Send, base, bytes, opt_.group_devices[(r + j) % n], opt_.dtype, tag_));
+      }
+      for (unsigned j = 1; j < n; ++j) {
+        cmds_.push_back(driver::collective(driver::CollOp::ReduceStep, base, bytes, opt_.group_devices[(r + n - j) % n],
+                                           opt_.dtype, tag_));
+      }
+      ++tag_;
+      return;
+    }
     const unsigned next = opt_.group_devices[(r + 1) % n], prev = opt_.group_devices[(r + n - 1) % n];
     auto step = [&](unsigned send_chunk, unsigned recv_chunk, driver::CollOp recv_op) {
       const auto [sa, sb] = chunk(send_chunk);

@@ -352,6 +352,7 @@ class Runner {
       co.functional = o_.functional;
       co.group_devices = group_;
       co.tag_base = tag_;
+      co.allreduce = o_.allreduce;
       co.tokens = tokens;
       co.first_layer = first_layer_;
       co.last_layer = last_layer_;

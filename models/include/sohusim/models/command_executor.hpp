@@ -15,9 +15,10 @@
 //                 dealt round-robin over the matrix engines.
 //   VECTOR        rows split into tiles over the vector engines; per-op cost table
 //                 (vector_cost.hpp); operands streamed from HBM and results written back.
-//   COLLECTIVE    SEND/RECV/REDUCE_STEP/GATHER_STEP: rendezvous with the peer's matching
-//                 command by (peer, tag), data over the chip-to-chip link into the
-//                 receiver's HBM; a reduce step adds into the receiver's buffer (vector cost).
+//   COLLECTIVE    SEND/RECV/REDUCE_STEP/GATHER_STEP, eager: a SEND reads its buffer, books
+//                 the chip-to-chip port and completes; the receiver's matching command (by
+//                 peer, tag) waits for the message's arrival and writes it into its HBM (a
+//                 reduce step adds it into the buffer on the vector lanes first).
 //   SEM_SIGNAL/SEM_WAIT, FENCE, TIMESTAMP, PMU_SNAPSHOT, NOP, EXEC_PROGRAM.
 //
 // Functional mode (sim.data_mode functional): after a compute command's timing, its
@@ -43,6 +44,7 @@
 // (OUT_OF_RANGE), element alignment (MISALIGNED); a failed transfer later in the command
 // gives HOST_DMA_ERROR (host side) or OUT_OF_RANGE.
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -144,22 +146,23 @@ class CommandExecutor {
   bool write_tensor(std::uint64_t addr, const std::vector<float>& v, DataType t);
   void wait_ps(std::uint64_t ps);
 
-  // Collective rendezvous: a posted receive this device waits to be filled by `peer`.
-  struct Receive {
-    std::uint64_t addr = 0, length = 0;
-    bool reduce = false;
-    DataType dtype = DataType::BF16;
-    bool filled = false;
-    bool failed = false;
-    sc_core::sc_event done;
+  // Collectives are eager: a SEND completes once its data is on the link, and the message
+  // waits in the receiver's inbox, keyed by (sender, tag), until a RECV/REDUCE_STEP/
+  // GATHER_STEP takes it. So SENDs never wait for their receiver, a device can send to all its
+  // peers at once (one transfer per port in flight), and no order of commands across queues
+  // or devices deadlocks.
+  struct Message {
+    std::uint64_t length = 0;
+    std::uint64_t arrive_ps = 0;     // when the last byte reaches the receiver
+    std::vector<std::uint8_t> data;  // functional mode: the bytes as read at send time
   };
-  std::shared_ptr<Receive> find_receive(unsigned from, std::uint32_t tag);
+  void deliver(unsigned from, std::uint32_t tag, Message m);
 
   ExecutorWiring w_;
   unsigned index_;
   std::map<unsigned, PeerLink> peers_;
-  std::map<std::pair<unsigned, std::uint32_t>, std::shared_ptr<Receive>> receives_;
-  sc_core::sc_event receive_posted_;
+  std::map<std::pair<unsigned, std::uint32_t>, std::deque<Message>> inbox_;
+  sc_core::sc_event arrived_;
   std::uint64_t abort_generation_ = 0;
   sc_core::sc_mutex matrix_unit_, vector_unit_;
   std::vector<std::unique_ptr<EngineCounters>> me_, ve_;

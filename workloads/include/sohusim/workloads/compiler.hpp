@@ -21,10 +21,13 @@
 //   Rope        VECTOR ROPE in place, position and rows-per-position from the op
 //   Attention   ATTENTION over the position-major cache
 //   Swiglu/Gelu VECTOR SWIGLU / GELU;  Add  VECTOR ADD
-//   AllReduce   a ring all-reduce over the chip-to-chip links: D-1 reduce-scatter steps
-//               (COLLECTIVE SEND + REDUCE_STEP) and D-1 all-gather steps (SEND +
-//               GATHER_STEP) on D chunks; in each step even ranks send first and odd ranks
-//               receive first, so that in-order queues cannot deadlock.
+//   AllReduce   over the chip-to-chip links (COLLECTIVE commands, eager: a SEND completes
+//               once its data is on the link), one of
+//               - OneShot (a full mesh): SEND the whole buffer to each of the D-1 peers (all
+//                 ports busy at once), then REDUCE_STEP each peer's buffer into one's own;
+//                 each rank adds in its own order (FP32 sums may differ in the last bits);
+//               - Ring (any ring): D-1 reduce-scatter steps (SEND + REDUCE_STEP) and D-1
+//                 all-gather steps (SEND + GATHER_STEP) on D chunks, one link per direction.
 //   Sample      on the host (not in the program): the runner copies the logits back.
 //
 // Data types: weights, activations and the KV cache are all in the run's data type; GEMMs
@@ -57,11 +60,14 @@ struct MemoryPlan {
 MemoryPlan plan_memory(const ModelConfig& m, const Shard& s, driver::DType dtype, const Graph& prefill,
                        std::uint64_t hbm_bytes);
 
+enum class AllReduceAlgorithm { OneShot, Ring };
+
 struct CompileOptions {
   driver::DType dtype = driver::DType::Bf16;
-  bool functional = false;                       // per-row gathers (real data) instead of one bulk copy
-  std::vector<unsigned> group_devices;           // tp rank -> chip-to-chip device index (all-reduce peers)
-  std::uint32_t tag_base = 1;                    // COLLECTIVE tags: tag_base, tag_base + 1, ...
+  bool functional = false;              // per-row gathers (real data) instead of one bulk copy
+  std::vector<unsigned> group_devices;  // tp rank -> chip-to-chip device index (all-reduce peers)
+  std::uint32_t tag_base = 1;           // COLLECTIVE tags: tag_base, tag_base + 1, ...
+  AllReduceAlgorithm allreduce = AllReduceAlgorithm::OneShot;  // OneShot needs a full mesh
   std::vector<std::uint32_t> tokens;             // functional Embedding: the step's token ids, one per row
   int first_layer = 0, last_layer = -1;          // pipeline stage: layers [first, last]; -1: to the end
   bool with_embedding = true, with_head = true;  // pipeline stage: first / last stage parts

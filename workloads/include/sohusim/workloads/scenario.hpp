@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "sohusim/driver/runtime.hpp"
+#include "sohusim/workloads/compiler.hpp"
 #include "sohusim/workloads/graph.hpp"
 #include "sohusim/workloads/model_config.hpp"
 
@@ -48,6 +49,8 @@ struct ScenarioOptions {
   /// the prompt already and every step is a decode (gen steps from position prompt on).
   /// TTFT is then 0 and tokens/s count only the generated tokens' work.
   bool decode_only = false;
+  /// Tensor-parallel all-reduce: OneShot needs every rank linked to every other (a mesh).
+  AllReduceAlgorithm allreduce = AllReduceAlgorithm::OneShot;
   /// Called after each step ("prefill"/"decode", step, steps) e.g. for a progress line.
   std::function<void(const std::string&, unsigned, unsigned)> progress;
 };
