@@ -8,8 +8,6 @@
 
 namespace sohusim::driver {
 
-namespace {
-
 /// Puts `value` into the field described by (dw, shift, mask) of the generated header. A mask
 /// wider than 32 bits is a 64-bit little-endian field starting at dword `dw` (the header's
 /// convention). Throws when the value has bits outside the field: a silently truncated
@@ -30,6 +28,8 @@ void put_field(Command& c, const char* field, unsigned dw, unsigned shift, std::
     c.dw[dw] = (c.dw[dw] & ~m32) | (static_cast<std::uint32_t>(value << shift) & m32);
   }
 }
+
+namespace {
 
 // SOHU_SET(cmd, SOHU_IO_GEMM_M, v): the field's position comes from the register-map header
 // only, so a change in the YAML reaches the driver by recompiling; the macro's name is the

@@ -73,20 +73,8 @@ std::string rid_text(std::uint16_t rid) {
   return b.data();
 }
 
-/// Writes `value` into the command field (dw, shift, mask) of the generated header.
-void put(Command& c, unsigned dw, unsigned shift, std::uint64_t mask, std::uint64_t value) {
-  if (mask > 0xFFFFFFFFull) {
-    std::uint64_t v = c.dw[dw] | (static_cast<std::uint64_t>(c.dw[dw + 1]) << 32);
-    v = (v & ~mask) | ((value << shift) & mask);
-    c.dw[dw] = static_cast<std::uint32_t>(v);
-    c.dw[dw + 1] = static_cast<std::uint32_t>(v >> 32);
-  } else {
-    const auto m = static_cast<std::uint32_t>(mask);
-    c.dw[dw] = (c.dw[dw] & ~m) | (static_cast<std::uint32_t>(value << shift) & m);
-  }
-}
 #define SOHU_CMD_SET(cmd, F, v) \
-  put((cmd), F##_DW, F##_SHIFT, static_cast<std::uint64_t>(F##_MASK), static_cast<std::uint64_t>(v))
+  put_field((cmd), #F, F##_DW, F##_SHIFT, static_cast<std::uint64_t>(F##_MASK), static_cast<std::uint64_t>(v))
 
 Command admin_command(std::uint8_t opcode) {
   Command c;

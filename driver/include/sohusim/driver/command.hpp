@@ -60,6 +60,11 @@ struct Program {
   std::vector<Command> commands;
 };
 
+/// Puts `value` into a command field given as the generated header gives it (dword, shift,
+/// mask; a mask wider than 32 bits is a 64-bit field starting at `dw`). Throws
+/// std::invalid_argument naming `field` when the value has bits outside the field.
+void put_field(Command& c, const char* field, unsigned dw, unsigned shift, std::uint64_t mask, std::uint64_t value);
+
 // ---- builders (operand layouts: docs/registers.md) ----
 Command nop();
 Command dma_copy(Space src_space, std::uint64_t src, Space dst_space, std::uint64_t dst, std::uint64_t length,
