@@ -4,6 +4,7 @@
 #include <chrono>
 #include <fstream>
 #include <optional>
+#include <vector>
 
 #include <systemc>
 
@@ -87,6 +88,13 @@ Simulator::~Simulator() {
     close_trace();
   } catch (...) {  // a destructor must not throw; close_trace() reports errors to callers who ask
   }
+  if (abandoned_) {
+    // See run(): threads are suspended inside these objects; keep them (reachable) until exit.
+    static std::vector<std::unique_ptr<State>> states;
+    static std::vector<std::unique_ptr<System>> systems;
+    states.push_back(std::move(state_));
+    systems.push_back(std::move(system_));
+  }
 }
 
 double Simulator::run(const HostProgram& program, const std::vector<unsigned>& hosts) {
@@ -116,7 +124,10 @@ double Simulator::run(const HostProgram& program, const std::vector<unsigned>& h
             sc_core::sc_pause();  // one host failed: the run is over, the others may wait forever
             return;
           }
-          if (--*remaining == 0) sc_core::sc_pause();
+          // The last one to finish does not pause the kernel: what the programs started
+          // (posted writes, completions, interrupts) runs out first, and sc_start returns
+          // when nothing is left to happen.
+          --*remaining;
         },
         ("host_program_" + std::to_string(h) + "_" + std::to_string(runs_)).c_str());
   }
@@ -132,6 +143,10 @@ double Simulator::run(const HostProgram& program, const std::vector<unsigned>& h
   wall_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   system_->sync_stats();
   trace_->flush();
+  // SystemC cannot unwind a thread that is suspended forever (a host program that waits for
+  // something that never comes, or the rest of a run a failure stopped): destroying the
+  // modules under it is undefined. Such a system is kept, unused, until the process ends.
+  if (*remaining != 0 || *failure || !kernel_error.empty()) abandoned_ = true;
   if (!kernel_error.empty()) throw SimulationError("simulation failed: " + kernel_error);
   if (*failure) throw SimulationError(**failure);
   if (*remaining != 0) {

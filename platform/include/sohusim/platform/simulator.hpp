@@ -94,6 +94,7 @@ class Simulator {
   std::unique_ptr<State> state_;  // the runtimes: destroyed first, they use the system
   double wall_seconds_ = 0;
   unsigned runs_ = 0;
+  bool abandoned_ = false;  // a run left host programs suspended: the system outlives the Simulator
 };
 
 }  // namespace sohusim::platform
