@@ -113,6 +113,11 @@ SOHUSIM_SYSTEMC_TEST(Inference, TinyModelOnTwoDevicesWithTheRingAllReduceMatches
   expect_matches_reference("test-2", driver::DType::Fp32, 1e-4, workloads::AllReduceAlgorithm::Ring);
 }
 
+// The same with the two-shot all-reduce (reduce-scatter and all-gather, one shot each).
+SOHUSIM_SYSTEMC_TEST(Inference, TinyModelOnTwoDevicesWithTheTwoShotAllReduceMatchesTheCpuReference) {
+  expect_matches_reference("test-2", driver::DType::Fp32, 1e-4, workloads::AllReduceAlgorithm::TwoShot);
+}
+
 // BF16: both round every op's output to BF16 (8 bits of mantissa); summation order differs,
 // so an occasional output lands on the neighbouring BF16 value: 2 % of the largest logit.
 SOHUSIM_SYSTEMC_TEST(Inference, TinyModelOnTwoDevicesMatchesTheCpuReferenceBf16) {

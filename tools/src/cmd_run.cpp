@@ -138,8 +138,9 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
       so2.functional = functional;
       so2.seed = o.seed;
       so2.decode_only = o.decode_only;
-      // A one-shot all-reduce needs a port between every pair of ranks; a ring does with less.
-      so2.allreduce = spec.c2c == "mesh" ? workloads::AllReduceAlgorithm::OneShot : workloads::AllReduceAlgorithm::Ring;
+      // One- and two-shot all-reduces need a port between every pair of ranks; a ring does with less.
+      so2.allreduce =
+          spec.c2c == "mesh" ? workloads::AllReduceAlgorithm::MeshAuto : workloads::AllReduceAlgorithm::Ring;
       if (progress && h == 0) {
         so2.progress = [](const std::string& phase, unsigned step, unsigned steps) {
           std::fprintf(stderr, "\r%s: step %u of %u ", phase.c_str(), step, steps);

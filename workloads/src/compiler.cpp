@@ -277,17 +277,43 @@ class Lowering {
       return std::pair<std::uint64_t, std::uint64_t>{base + chunk_begin(cc) * eb_,
                                                      (chunk_begin(cc + 1) - chunk_begin(cc)) * eb_};
     };
-    if (opt_.allreduce == AllReduceAlgorithm::OneShot) {
+    AllReduceAlgorithm algorithm = opt_.allreduce;
+    if (algorithm == AllReduceAlgorithm::MeshAuto) {
+      algorithm = elems * eb_ <= kOneShotMaxBytes ? AllReduceAlgorithm::OneShot : AllReduceAlgorithm::TwoShot;
+    }
+    const auto peer = [&](unsigned j) { return opt_.group_devices[(r + j) % n]; };      // j ranks after r
+    const auto from = [&](unsigned j) { return opt_.group_devices[(r + n - j) % n]; };  // j ranks before r
+    if (algorithm == AllReduceAlgorithm::TwoShot) {
+      // Reduce-scatter: chunk k goes to rank k; rank r sums every peer's copy of chunk r.
+      for (unsigned j = 1; j < n; ++j) {
+        const auto [a, b] = chunk(r + j);
+        cmds_.push_back(driver::collective(driver::CollOp::Send, a, b, peer(j), opt_.dtype, tag_));
+      }
+      const auto [own, own_bytes] = chunk(r);
+      for (unsigned j = 1; j < n; ++j) {
+        cmds_.push_back(driver::collective(driver::CollOp::ReduceStep, own, own_bytes, from(j), opt_.dtype, tag_));
+      }
+      ++tag_;
+      // All-gather: the reduced chunk r to every peer; every peer's chunk into place.
+      for (unsigned j = 1; j < n; ++j) {
+        cmds_.push_back(driver::collective(driver::CollOp::Send, own, own_bytes, peer(j), opt_.dtype, tag_));
+      }
+      for (unsigned j = 1; j < n; ++j) {
+        const auto [a, b] = chunk(r + n - j);
+        cmds_.push_back(driver::collective(driver::CollOp::GatherStep, a, b, from(j), opt_.dtype, tag_));
+      }
+      ++tag_;
+      return;
+    }
+    if (algorithm == AllReduceAlgorithm::OneShot) {
       // Every peer gets the whole buffer (eager SENDs: all ports at once), then each peer's
       // buffer is added into one's own.
       const std::uint64_t bytes = elems * eb_;
       for (unsigned j = 1; j < n; ++j) {
-        cmds_.push_back(
-            driver::collective(driver::CollOp::Send, base, bytes, opt_.group_devices[(r + j) % n], opt_.dtype, tag_));
+        cmds_.push_back(driver::collective(driver::CollOp::Send, base, bytes, peer(j), opt_.dtype, tag_));
       }
       for (unsigned j = 1; j < n; ++j) {
-        cmds_.push_back(driver::collective(driver::CollOp::ReduceStep, base, bytes, opt_.group_devices[(r + n - j) % n],
-                                           opt_.dtype, tag_));
+        cmds_.push_back(driver::collective(driver::CollOp::ReduceStep, base, bytes, from(j), opt_.dtype, tag_));
       }
       ++tag_;
       return;

@@ -26,6 +26,13 @@
 //               - OneShot (a full mesh): SEND the whole buffer to each of the D-1 peers (all
 //                 ports busy at once), then REDUCE_STEP each peer's buffer into one's own;
 //                 each rank adds in its own order (FP32 sums may differ in the last bits);
+//               - TwoShot (a full mesh): the buffer in D chunks; reduce-scatter in one shot
+//                 (SEND chunk j to rank j, then REDUCE_STEP each peer's copy of one's own
+//                 chunk), then all-gather in one shot (SEND the reduced chunk to every peer,
+//                 GATHER_STEP each peer's chunk into place). Each rank moves 2 (D-1)/D of the
+//                 buffer instead of D-1 buffers, at twice the per-message latency;
+//               - MeshAuto (a full mesh): OneShot up to kOneShotMaxBytes, TwoShot above, as
+//                 NCCL-style libraries pick by message size (docs/workloads.md: measured);
 //               - Ring (any ring): D-1 reduce-scatter steps (SEND + REDUCE_STEP) and D-1
 //                 all-gather steps (SEND + GATHER_STEP) on D chunks, one link per direction.
 //   Sample      on the host (not in the program): the runner copies the logits back.
@@ -60,14 +67,17 @@ struct MemoryPlan {
 MemoryPlan plan_memory(const ModelConfig& m, const Shard& s, driver::DType dtype, const Graph& prefill,
                        std::uint64_t hbm_bytes);
 
-enum class AllReduceAlgorithm { OneShot, Ring };
+enum class AllReduceAlgorithm { OneShot, TwoShot, MeshAuto, Ring };
+
+/// MeshAuto's switch point: all-reduces of at most this many bytes per rank go one-shot.
+inline constexpr std::uint64_t kOneShotMaxBytes = std::uint64_t{1} << 20;
 
 struct CompileOptions {
   driver::DType dtype = driver::DType::Bf16;
   bool functional = false;              // per-row gathers (real data) instead of one bulk copy
   std::vector<unsigned> group_devices;  // tp rank -> chip-to-chip device index (all-reduce peers)
   std::uint32_t tag_base = 1;           // COLLECTIVE tags: tag_base, tag_base + 1, ...
-  AllReduceAlgorithm allreduce = AllReduceAlgorithm::OneShot;  // OneShot needs a full mesh
+  AllReduceAlgorithm allreduce = AllReduceAlgorithm::MeshAuto;  // all but Ring need a full mesh
   std::vector<std::uint32_t> tokens;             // functional Embedding: the step's token ids, one per row
   int first_layer = 0, last_layer = -1;          // pipeline stage: layers [first, last]; -1: to the end
   bool with_embedding = true, with_head = true;  // pipeline stage: first / last stage parts

@@ -49,8 +49,8 @@ struct ScenarioOptions {
   /// the prompt already and every step is a decode (gen steps from position prompt on).
   /// TTFT is then 0 and tokens/s count only the generated tokens' work.
   bool decode_only = false;
-  /// Tensor-parallel all-reduce: OneShot needs every rank linked to every other (a mesh).
-  AllReduceAlgorithm allreduce = AllReduceAlgorithm::OneShot;
+  /// Tensor-parallel all-reduce: all but Ring need every rank linked to every other (a mesh).
+  AllReduceAlgorithm allreduce = AllReduceAlgorithm::MeshAuto;
   /// Called after each step ("prefill"/"decode", step, steps) e.g. for a progress line.
   std::function<void(const std::string&, unsigned, unsigned)> progress;
 };
