@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <deque>
 #include <stdexcept>
 
 #include "sohusim/memory/hbm_schema.hpp"
@@ -39,6 +38,38 @@ struct Act {
   std::uint32_t group;
 };
 
+// A queue sorted by time that is consumed at the front and mostly grown at the back: a
+// vector with a moving head, compacted when the consumed prefix is the larger half. Unlike
+// std::deque it allocates nothing in steady state (the bookings of a long run push and pop
+// millions of entries) and keeps its entries contiguous for the binary searches.
+template <typename T>
+class TimeQueue {
+ public:
+  using iterator = typename std::vector<T>::iterator;
+  bool empty() const { return head_ == v_.size(); }
+  T& front() { return v_[head_]; }
+  const T& front() const { return v_[head_]; }
+  T& back() { return v_.back(); }
+  const T& back() const { return v_.back(); }
+  iterator begin() { return v_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  iterator end() { return v_.end(); }
+  void push_back(const T& x) { v_.push_back(x); }
+  void insert(iterator at, const T& x) { v_.insert(at, x); }
+  void pop_front() {
+    if (++head_ == v_.size()) {
+      v_.clear();
+      head_ = 0;
+    } else if (head_ >= 64 && 2 * head_ >= v_.size()) {
+      v_.erase(v_.begin(), begin());
+      head_ = 0;
+    }
+  }
+
+ private:
+  std::vector<T> v_;
+  std::size_t head_ = 0;
+};
+
 struct Buffered {
   MemRequest request;
   DecodedAddress where;
@@ -70,8 +101,8 @@ struct FastDram::Pc {
   explicit Pc(PcStats s) : stats(std::move(s)) {}
   PcStats stats;
   std::vector<Bank> banks;
-  std::deque<Slot> slots;          // sorted by col
-  std::deque<Act> acts;            // sorted by cycle
+  TimeQueue<Slot> slots;           // sorted by col
+  TimeQueue<Act> acts;             // sorted by cycle
   std::vector<Buffered> buffered;  // writes waiting for a drain
   std::uint32_t reads = 0;         // reads booked or forwarded, not completed
   std::uint32_t writes = 0;        // writes buffered or booked, not completed
@@ -349,7 +380,8 @@ Cycle FastDram::place_slot(Pc& pc, Cycle ready, Cycle length, bool write, std::u
     }
     c = refresh_window_end(kAnyGroup, c);
     if (!slots.empty() && slots.back().write == write && slots.back().group_first == group_first &&
-        slots.back().group_last == group_last && c == slots.back().last_col + gap(write, group_last, write, group_first)) {
+        slots.back().group_last == group_last &&
+        c == slots.back().last_col + gap(write, group_last, write, group_first)) {
       // Back to back with the previous stream of the same kind: one slot covers both (a
       // single access could not fit in the column-to-column gap between them anyway).
       slots.back().last_col = c + length;
@@ -685,8 +717,8 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
         const std::uint64_t lo = from - base, hi = to - base;
         for (std::uint64_t digit = lo / inner_; digit * inner_ < hi; ++digit) {
           const std::uint64_t n = std::min(hi, (digit + 1) * inner_) - std::max(lo, digit * inner_);
-          stream_counts_[digit_pc_.empty() ? pc_index(mapping_.decode((base + digit * inner_) * a)) : digit_pc_[digit]] +=
-              n;
+          stream_counts_[digit_pc_.empty() ? pc_index(mapping_.decode((base + digit * inner_) * a))
+                                           : digit_pc_[digit]] += n;
         }
       };
       if (i0 < g0 * p) partial(i0, g0 * p);
@@ -707,7 +739,10 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
         prefetch_object(s.busy_cycles);
         prefetch_object(w ? s.wr : s.rd);
         prefetch_object(w ? s.bytes_written : s.bytes_read);
-        if (!pc.slots.empty()) __builtin_prefetch(&pc.slots.back());
+        if (!pc.slots.empty()) {
+          __builtin_prefetch(&pc.slots.front());
+          __builtin_prefetch(&pc.slots.back());
+        }
       };
       const std::size_t n = pcs_.size();
       for (std::size_t k = 0; k < n; ++k) {
