@@ -58,7 +58,11 @@ SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, 
   hbm_socket_.bind(hbm_->socket);
   sram_socket_.bind(sram_->socket);
   host_port_ = std::make_unique<TlmMemoryPort>(host_dma, kHostAddressSpace, true);
-  hbm_port_ = std::make_unique<TlmMemoryPort>(hbm_socket_, p_.hbm_bytes, p_.functional);
+  // HBM takes requests of any size and splits them into bursts itself (fast fidelity books a
+  // request into every pseudo-channel at once): a collective's or a reduction's stream goes
+  // in pieces of up to 256 MiB, as a DMA engine with many requests outstanding would keep
+  // the memory busy, not in one-at-a-time 1 MiB pieces.
+  hbm_port_ = std::make_unique<TlmMemoryPort>(hbm_socket_, p_.hbm_bytes, p_.functional, std::nullopt, 256ULL << 20);
   sram_port_ = std::make_unique<TlmMemoryPort>(sram_socket_, sp.capacity, p_.functional);
   dma_ = std::make_unique<DmaEngine>(
       p_.dma, std::array<MemoryPort*, kNumSpaces>{host_port_.get(), hbm_port_.get(), sram_port_.get(), nullptr},

@@ -28,7 +28,8 @@ PortStatus TlmMemoryPort::access(bool write, std::uint64_t address, std::uint8_t
     // functional mode, whose data the engine moves by debug transport): reads go to a
     // scratch buffer, writes put back what is there, so the timing is exact and the
     // contents unchanged.
-    std::vector<std::uint8_t> scratch(static_cast<std::size_t>(std::min(bytes, max_burst_)));
+    std::vector<std::uint8_t> scratch(
+        static_cast<std::size_t>(std::min(bytes, std::min<std::uint64_t>(max_burst_, 16ULL << 20))));
     for (std::uint64_t off = 0; off < bytes; off += scratch.size()) {
       const std::uint64_t n = std::min<std::uint64_t>(scratch.size(), bytes - off);
       if (write && !debug(false, address + off, scratch.data(), n)) return PortStatus::AddressError;
