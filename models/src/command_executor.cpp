@@ -43,7 +43,8 @@ CommandExecutor::CommandExecutor(ExecutorWiring wiring, unsigned device_index, c
       replayed_(
           scope.counter("exec.replayed", "count",
                         "commands whose time and counters were replayed from an identical-shape run (device.replay)")),
-      scope_(scope) {
+      scope_(scope),
+      shared_(std::make_shared<ReplayCache>()) {
   const std::uint64_t period = w_.params->period_ps();
   const auto add_engine = [&](std::vector<std::unique_ptr<EngineCounters>>& list, const std::string& name) {
     const counters::Scope s = scope.sub(name);
@@ -159,6 +160,23 @@ std::vector<std::pair<counters::Counter*, std::uint64_t>> CommandExecutor::devic
   return out;
 }
 
+const CommandExecutor::Replay* CommandExecutor::find_replay(const std::vector<std::uint32_t>& key) {
+  const auto it = replays_.find(key);
+  if (it != replays_.end()) return &it->second;
+  const ReplayCache::Record* rec = shared_->find(key);
+  if (rec == nullptr) return nullptr;
+  // Recorded by a device of the same configuration: its counters, under this device's prefix.
+  Replay r;
+  r.duration_ps = rec->duration_ps;
+  counters::Registry& reg = scope_.registry();
+  for (const auto& [suffix, n] : rec->increments) {
+    counters::Stat* s = reg.find(scope_.join(suffix));
+    if (s == nullptr || s->kind() != counters::StatKind::Counter) return nullptr;  // not this shape of device
+    r.increments.emplace_back(static_cast<counters::Counter*>(s), n);
+  }
+  return &replays_.emplace(key, std::move(r)).first->second;
+}
+
 Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) {
   const bool idle = in_flight_ == 0;
   ++in_flight_;
@@ -168,33 +186,64 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
     ~Done() { --n; }
   } done{in_flight_};
   std::vector<std::uint32_t> key = signature(sqe);
-  auto it = idle ? replays_.find(key) : replays_.end();
-  if (it != replays_.end()) {
+  const std::uint64_t t0 = sc_core::sc_time_stamp().value();
+  const Replay* replay = idle ? find_replay(key) : nullptr;
+  if (replay == nullptr && idle) {
+    if (const std::shared_ptr<ReplayCache::Pending> p = shared_->pending(key)) {
+      // Another device of this configuration is recording the shape: check, wait for its
+      // record, then end at this command's own start plus the recorded duration.
+      Outcome o = dispatch(sqe, qid, true);
+      if (!o.ok()) return o;
+      while (!p->finished) sc_core::wait(p->done);
+      replay = find_replay(key);
+      if (replay == nullptr) return dispatch(sqe, qid);  // no clean record: simulate (late)
+      const std::uint64_t now = sc_core::sc_time_stamp().value();
+      if (t0 + replay->duration_ps > now) wait_ps(t0 + replay->duration_ps - now);
+      for (const auto& [c, n] : replay->increments) c->inc(n);
+      replayed_.inc();
+      return o;
+    }
+  }
+  if (replay != nullptr) {
     // The same checks as a simulated run, then the recorded time and counters.
     Outcome o = dispatch(sqe, qid, true);
     if (!o.ok()) return o;
-    wait_ps(it->second.duration_ps);
-    for (const auto& [c, n] : it->second.increments) c->inc(n);
+    wait_ps(replay->duration_ps);
+    for (const auto& [c, n] : replay->increments) c->inc(n);
     replayed_.inc();
     return o;
   }
   const std::vector<std::pair<counters::Counter*, std::uint64_t>> before =
       idle ? device_counters() : decltype(device_counters()){};
-  const std::uint64_t t0 = sc_core::sc_time_stamp().value();
-  Outcome o = dispatch(sqe, qid);
+  std::shared_ptr<ReplayCache::Pending> recording;
+  if (idle) recording = shared_->begin(key);
+  Outcome o;
+  try {
+    o = dispatch(sqe, qid);
+  } catch (...) {
+    if (recording) shared_->end(key, recording, std::nullopt);  // followers must not wait forever
+    throw;
+  }
+  std::optional<ReplayCache::Record> shared;
   // Record only a clean run that had the device to itself from start to end.
   if (idle && o.ok() && started_ == my_start && in_flight_ == 1) {
     Replay r;
-    r.duration_ps = sc_core::sc_time_stamp().value() - t0;
+    shared.emplace();
+    r.duration_ps = shared->duration_ps = sc_core::sc_time_stamp().value() - t0;
     std::map<counters::Counter*, std::uint64_t> base;  // counters created meanwhile start at 0
     for (const auto& [c, v] : before) base[c] = v;
+    const std::size_t prefix = scope_.prefix().empty() ? 0 : scope_.prefix().size() + 1;
     for (const auto& [c, v] : device_counters()) {
       const auto b = base.find(c);
       const std::uint64_t was = b == base.end() ? 0 : b->second;
-      if (v > was && c != &commands_) r.increments.emplace_back(c, v - was);
+      if (v > was && c != &commands_) {
+        r.increments.emplace_back(c, v - was);
+        shared->increments.emplace_back(c->name().substr(prefix), v - was);
+      }
     }
-    replays_.emplace(std::move(key), std::move(r));
+    replays_.emplace(key, std::move(r));
   }
+  if (recording) shared_->end(key, recording, std::move(shared));
   return o;
 }
 

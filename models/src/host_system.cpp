@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "sohusim/models/replay_cache.hpp"
 #include "sohusim/pcie/link_params.hpp"
 #include "sohusim/pcie/pcie_schema.hpp"
 
@@ -74,6 +75,11 @@ HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& in
       iommu_->attach(device_rid(n), s.domain);
     }
   }
+  // Devices of one configuration share their replay records (a system of several hosts
+  // regroups them across hosts).
+  std::vector<SohuDevice*> built;
+  for (Slot& s : slots_) built.push_back(s.device.get());
+  share_replays(built);
 }
 
 HostSystem::~HostSystem() = default;

@@ -6,6 +6,7 @@
 
 #include "sohusim/memory/memory_schema.hpp"
 #include "sohusim/models/device_schema.hpp"
+#include "sohusim/models/replay_cache.hpp"
 #include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/sim/core_schema.hpp"
 #include "sohusim/sim/instrumentation.hpp"
@@ -111,6 +112,10 @@ System::System(const SystemSpec& spec, const std::vector<std::string>& config_di
     }
     hosts_.push_back(std::move(host));
   }
+  // Devices of one configuration, on any host, share their replay records.
+  std::vector<models::SohuDevice*> devices;
+  for (unsigned d = 0; d < device_count(); ++d) devices.push_back(&device(d));
+  models::share_replays(devices);
   network_ = std::make_unique<HostNetwork>(host_count(), spec_.network_bandwidth, spec_.network_latency_s, registry);
 }
 

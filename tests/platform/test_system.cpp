@@ -5,6 +5,8 @@
 #include <string>
 
 #include "sim/systemc_test_support.hpp"
+#include "sohusim/driver/command.hpp"
+#include "sohusim/driver/runtime.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/platform/system_spec.hpp"
@@ -142,6 +144,76 @@ SOHUSIM_SYSTEMC_TEST(Platform, AHostProgramThatWaitsForeverIsReportedNotHung) {
   } catch (const SimulationError& e) {
     EXPECT_NE(std::string(e.what()).find("did not finish"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace sohusim::platform
+
+namespace sohusim::platform {
+namespace {
+
+// Devices of one configuration share replay records (models/replay_cache.hpp): a GEMM shape
+// simulated on one device is replayed on the other, with the same duration and counters;
+// launched on both at once, one records and the other follows the recording.
+struct ReplayRun {
+  double replayed[2] = {0, 0};
+  double active[2] = {0, 0};
+  std::uint64_t took_ns[2] = {0, 0};
+};
+
+ReplayRun run_gemm_on_both(bool at_once) {
+  SimulatorOptions o;
+  o.system = "test-2";
+  o.config_dirs = dirs();
+  Simulator sim(o);
+  ReplayRun r;
+  sim.run([&](HostContext& host) {
+    driver::Runtime& rt = host.runtime();
+    driver::Stream s[2];
+    driver::Program p[2];
+    for (unsigned d = 0; d < 2; ++d) {
+      s[d] = rt.create_stream(d);
+      driver::GemmDesc g;
+      g.a = rt.malloc(d, 4 << 20);
+      g.b = rt.malloc(d, 4 << 20);
+      g.c = rt.malloc(d, 4 << 20);
+      g.m = 512;
+      g.k = 1024;
+      g.n = 768;
+      p[d].commands.push_back(driver::gemm(g));
+    }
+    for (unsigned d = 0; d < 2; ++d) {
+      const std::uint64_t t0 = host.now_ns();
+      rt.launch(s[d], p[d]);
+      if (!at_once) {
+        rt.synchronize(s[d]);
+        r.took_ns[d] = host.now_ns() - t0;
+      }
+    }
+    if (at_once) rt.synchronize();
+  });
+  for (unsigned d = 0; d < 2; ++d) {
+    const std::string dev = "dev" + std::to_string(d);
+    r.replayed[d] = sim.stats().value(dev + ".exec.replayed");
+    for (const counters::Stat* c : sim.stats().glob(dev + ".me*.active_cycles")) r.active[d] += c->value();
+  }
+  return r;
+}
+
+SOHUSIM_SYSTEMC_TEST(Platform, DevicesOfOneConfigurationShareReplayRecords) {
+  const ReplayRun r = run_gemm_on_both(false);
+  EXPECT_EQ(r.replayed[0], 0.0);
+  EXPECT_EQ(r.replayed[1], 1.0);  // dev1 replays what dev0 recorded
+  EXPECT_GT(r.active[0], 0.0);
+  EXPECT_EQ(r.active[1], r.active[0]);
+  EXPECT_NEAR(static_cast<double>(r.took_ns[1]), static_cast<double>(r.took_ns[0]), 0.02 * r.took_ns[0]);
+}
+
+SOHUSIM_SYSTEMC_TEST(Platform, ADeviceFollowsARecordingInProgress) {
+  const ReplayRun r = run_gemm_on_both(true);
+  EXPECT_EQ(r.replayed[0] + r.replayed[1], 1.0);  // one simulated, one followed
+  EXPECT_GT(r.active[0], 0.0);
+  EXPECT_EQ(r.active[1], r.active[0]);
 }
 
 }  // namespace

@@ -37,7 +37,9 @@
 // the same) and then replays the record: it waits the duration and adds the increments.
 // Not replayed: distributions and gauges (latency histograms, occupancies), per-tile trace
 // slices, and the memory models' internal state (their queues are idle before and after).
-// `<prefix>.exec.replayed` counts replays; device.replay = false turns it off.
+// `<prefix>.exec.replayed` counts replays; device.replay = false turns it off. Records are
+// shared between devices of one configuration (replay_cache.hpp): what one records, the
+// others replay.
 //
 // Every operand is checked before anything runs: device-MMU translation of the command's
 // context (a fault fails the command with MMU_FAULT), range against the memory
@@ -62,6 +64,7 @@
 #include "sohusim/models/engine_pipeline.hpp"
 #include "sohusim/models/memory_port.hpp"
 #include "sohusim/models/pmu.hpp"
+#include "sohusim/models/replay_cache.hpp"
 #include "sohusim/models/semaphore_bank.hpp"
 #include "sohusim/models/timestamp_counter.hpp"
 
@@ -110,6 +113,8 @@ class CommandExecutor {
   const std::vector<std::unique_ptr<EngineCounters>>& vector_engines() const { return ve_; }
   /// Unblocks waiters (semaphores, rendezvous) after a reset; their commands are abandoned.
   void abort_waiters();
+  /// Shares replay records (device.replay) with the other devices given the same cache.
+  void share_replays(std::shared_ptr<ReplayCache> cache) { shared_ = std::move(cache); }
 
  private:
   struct Operand {
@@ -125,6 +130,8 @@ class CommandExecutor {
     std::uint64_t duration_ps = 0;
     std::vector<std::pair<counters::Counter*, std::uint64_t>> increments;
   };
+  // This device's record of `key` (resolving a shared record onto its counters), or nullptr.
+  const Replay* find_replay(const std::vector<std::uint32_t>& key);
   static bool replayable(const Sqe& sqe);
   static std::vector<std::uint32_t> signature(const Sqe& sqe);
   Outcome execute_with_replay(const Sqe& sqe, std::uint16_t qid);
@@ -170,11 +177,12 @@ class CommandExecutor {
   counters::Counter& functional_ops_;
   counters::Counter& replayed_;
   counters::Scope scope_;
-  std::map<std::vector<std::uint32_t>, Replay> replays_;
-  std::vector<counters::Counter*> own_counters_;  // this device's counters (device_counters())
-  std::size_t counters_seen_ = 0;                 // registry size when own_counters_ was built
-  unsigned in_flight_ = 0;                        // commands executing now
-  std::uint64_t started_ = 0;                     // commands started so far (detects overlap while recording)
+  std::map<std::vector<std::uint32_t>, Replay> replays_;  // resolved onto this device's counters
+  std::shared_ptr<ReplayCache> shared_;                   // records shared with identical devices
+  std::vector<counters::Counter*> own_counters_;          // this device's counters (device_counters())
+  std::size_t counters_seen_ = 0;                         // registry size when own_counters_ was built
+  unsigned in_flight_ = 0;                                // commands executing now
+  std::uint64_t started_ = 0;                             // commands started so far (detects overlap while recording)
 };
 
 }  // namespace sohusim::models

@@ -69,6 +69,9 @@ class SohuDevice : public sc_core::sc_module {
   void connect(unsigned peer_index, SohuDevice& peer, C2cChannel& tx, C2cChannel& rx);
 
   const DeviceParams& params() const noexcept { return p_; }
+  /// The whole configuration the device was built from (YAML): devices with equal keys
+  /// behave identically and may share replay records (replay_cache.hpp).
+  const std::string& config_key() const noexcept { return config_key_; }
   unsigned index() const noexcept { return index_; }
   const std::string& prefix() const noexcept { return prefix_; }
   memory::HbmMemory& hbm() { return *hbm_; }
@@ -98,6 +101,7 @@ class SohuDevice : public sc_core::sc_module {
   std::uint64_t now_ps() const;
 
   DeviceParams p_;
+  std::string config_key_;
   unsigned index_;
   std::string prefix_;
   sim::Instrumentation inst_;
