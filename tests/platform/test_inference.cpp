@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "sim/systemc_test_support.hpp"
+#include "sohusim/models/matrix_engine_params.hpp"
+#include "sohusim/models/sohu_device.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/workloads/reference.hpp"
@@ -122,6 +124,44 @@ SOHUSIM_SYSTEMC_TEST(Inference, TinyModelOnTwoDevicesWithTheTwoShotAllReduceMatc
 // so an occasional output lands on the neighbouring BF16 value: 2 % of the largest logit.
 SOHUSIM_SYSTEMC_TEST(Inference, TinyModelOnTwoDevicesMatchesTheCpuReferenceBf16) {
   expect_matches_reference("test-2", driver::DType::Bf16, 2e-2);
+}
+
+// Timing sanity, a large prefill (Llama-3-8B, 4 x 2048 tokens, FP8): its layer GEMMs are
+// compute-bound, so their time is within 10 % of their FLOPs over the matrix engines' rate
+// (peak x useful/issued MACs: the padding of edge folds). Attention is not part of the bound:
+// its softmax runs on the engine's lanes between the two matmuls and takes most of its time
+// (docs/validation.md gives the figures).
+SOHUSIM_SYSTEMC_TEST(Inference, LargePrefillGemmsRunAtTheEngineRate) {
+  SimulatorOptions o;
+  o.system = "sohu-1";
+  o.config_dirs = dirs();
+  Simulator sim(o);
+  const workloads::ModelConfig m = workloads::load_model("llama-3-8b", dirs());
+  const unsigned batch = 4, prompt = 2048;
+  workloads::ScenarioResult r;
+  sim.run([&](HostContext& host) {
+    workloads::ScenarioOptions so;
+    so.batch = batch;
+    so.prompt = prompt;
+    so.gen = 1;
+    so.dtype = driver::DType::Fp8E4M3;
+    r = workloads::run_scenario(host.runtime(), m, so, {0});
+  });
+  // Layer GEMMs (the LM head runs on the last position only).
+  const double layer_params =
+      static_cast<double>(m.matmul_parameter_count()) - static_cast<double>(m.hidden) * static_cast<double>(m.vocab);
+  const double flops = 2.0 * layer_params * batch * prompt;
+  const models::SohuDevice& dev = sim.system().device(0);
+  double useful = 0, issued = 0;
+  for (const counters::Stat* s : sim.stats().glob("dev0.me*.macs_useful")) useful += s->value();
+  for (const counters::Stat* s : sim.stats().glob("dev0.me*.macs_issued")) issued += s->value();
+  ASSERT_GT(issued, 0.0);
+  const double rate = models::peak_flops(dev.params().matrix, models::DataType::FP8_E4M3) * useful / issued;
+  const double bound = flops / rate;
+  const double gemm = r.prefill.per_kind.at("gemm");
+  EXPECT_GE(gemm, bound);
+  EXPECT_LE(gemm, 1.10 * bound) << "layer GEMMs " << gemm * 1e3 << " ms against FLOPs / rate " << bound * 1e3 << " ms";
+  EXPECT_GT(r.ttft_seconds, gemm);
 }
 
 // Timing sanity, decode at batch 1: the step streams every matmul weight from HBM once; its
