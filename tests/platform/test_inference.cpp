@@ -164,10 +164,15 @@ SOHUSIM_SYSTEMC_TEST(Inference, LargePrefillGemmsRunAtTheEngineRate) {
   EXPECT_GT(r.ttft_seconds, gemm);
 }
 
-// Timing sanity, decode at batch 1: the step streams every matmul weight from HBM once; its
-// time is bounded below by weight bytes / HBM peak and must come within the GEMMs' achieved
-// streaming rate plus the per-command fixed costs (docs/validation.md gives the figures).
-SOHUSIM_SYSTEMC_TEST(Inference, DecodeAtBatchOneIsWeightStreamingBound) {
+// Timing sanity, decode at batch 1 (Llama-3-8B on sohu-1, FP8): each GEMM streams its weights
+// from HBM once, so a GEMM of w weight bytes takes w / B + c: B the sustained streaming rate,
+// c the fixed cost of a command (dispatch, the first tile's load latency, the last tile's
+// store). B and c are fitted on two GEMMs of layer 0 (k_proj, 4 MiB; gate_up_proj, 112 MiB)
+// and must be physical (B between 80 % and 100 % of the HBM peak, c under 5 us); then all
+// the step's GEMMs together must come within 10 % of W / B + n c (W all weight bytes, n the
+// GEMM commands), and the step within 10 % of that plus the other ops (norms, RoPE, attention
+// over the short cache, SwiGLU: the documented fixed costs of docs/validation.md) and the host.
+SOHUSIM_SYSTEMC_TEST(Inference, DecodeAtBatchOneIsWeightStreamingPlusFixedCosts) {
   SimulatorOptions o;
   o.system = "sohu-1";
   o.config_dirs = dirs();
@@ -182,20 +187,39 @@ SOHUSIM_SYSTEMC_TEST(Inference, DecodeAtBatchOneIsWeightStreamingBound) {
     so.dtype = driver::DType::Fp8E4M3;
     r = workloads::run_scenario(host.runtime(), m, so, {0});
   });
-  const double weight_bytes = static_cast<double>(m.matmul_parameter_count());  // FP8: one byte each
   const double peak = sim.system().device(0).params().hbm_peak_bytes_per_s;
-  const double floor = weight_bytes / peak;
-  EXPECT_GT(r.tpot_seconds, floor);
-  // The GEMMs' share of the step is weight streaming: the op breakdown's GEMM time over the
-  // layer weights gives the achieved rate, which must be a sane fraction of the peak.
-  double gemm = 0;
-  for (const auto& [k, v] : r.decode.per_kind)
-    if (k == "gemm" || k == "lm_head") gemm += v;
-  const double achieved = weight_bytes / gemm;
-  EXPECT_GT(achieved, 0.5 * peak);
-  EXPECT_LT(achieved, peak);
-  // Everything that is not a GEMM is small at batch 1.
-  EXPECT_LT(r.tpot_seconds, 1.25 * gemm);
+  const auto op_seconds = [&](const std::string& name) {
+    for (const workloads::OpTime& t : r.decode.ops)
+      if (t.name == name) return t.seconds;
+    ADD_FAILURE() << "no op " << name;
+    return 0.0;
+  };
+  const double head_dim = static_cast<double>(m.hidden) / m.heads;
+  const double w_small = static_cast<double>(m.hidden) * m.kv_heads * head_dim;  // k_proj, FP8
+  const double w_large = static_cast<double>(m.hidden) * 2.0 * m.intermediate;   // gate_up_proj
+  const double t_small = op_seconds("L0.attn.k_proj"), t_large = op_seconds("L0.mlp.gate_up_proj");
+  const double rate = (w_large - w_small) / (t_large - t_small);
+  const double fixed = t_small - w_small / rate;
+  EXPECT_GT(rate, 0.8 * peak);
+  EXPECT_LT(rate, peak);
+  EXPECT_GT(fixed, 0.0);
+  EXPECT_LT(fixed, 5e-6);
+  double gemm = 0, other = 0;
+  unsigned n = 0;
+  for (const workloads::OpTime& t : r.decode.ops) {
+    if (t.kind == workloads::OpKind::Gemm || t.kind == workloads::OpKind::LmHead) {
+      gemm += t.seconds;
+      ++n;
+    } else {
+      other += t.seconds;
+    }
+  }
+  const double weights = static_cast<double>(m.matmul_parameter_count());  // FP8: one byte each
+  const double predicted = weights / rate + n * fixed;
+  EXPECT_NEAR(gemm, predicted, 0.10 * predicted)
+      << "GEMMs " << gemm * 1e3 << " ms, streaming model " << predicted * 1e3 << " ms";
+  EXPECT_NEAR(r.tpot_seconds, predicted + other, 0.10 * (predicted + other));
+  EXPECT_GT(r.tpot_seconds, weights / peak);
 }
 
 }  // namespace
