@@ -14,13 +14,14 @@ namespace {
 
 constexpr std::uint32_t kClosed = 0xffffffffu;
 constexpr std::uint32_t kAnyGroup = 0xfffffffeu;  // a stream slot: never "the same bank group"
+constexpr Cycle kSlotSpan = 64;                   // cycles: farther apart than any spacing rule
 
 struct Bank {
   std::uint32_t open_row = kClosed;
   Cycle act = 0;            // the ACT that opened open_row
   Cycle pre_allowed = 0;    // earliest PRE: tRAS, tRTP, write recovery
   Cycle act_allowed = 0;    // earliest ACT of a closed bank: tRC, auto-precharge + tRP
-  std::uint32_t epoch = 0;  // Pc::stream_epoch when open_row was last valid
+  std::uint32_t epoch = 0;  // StreamState::epoch when open_row was last valid
 };
 
 // A booking on the data bus: column commands from `col` to `last_col` (one access, or a
@@ -115,9 +116,7 @@ struct FastDram::Pc {
     while (!q.empty() && q.top() <= now) q.pop();
     return q.size() + (write ? buffered.size() : 0);
   }
-  Cycle drain_check = kNever;      // when a drain check is scheduled
-  Cycle stream_act_budget = 0;     // streams' activations fit four per tFAW up to here
-  std::uint32_t stream_epoch = 0;  // bumped by every stream booking: rows unknown after it
+  Cycle drain_check = kNever;  // when a drain check is scheduled
 };
 
 namespace {
@@ -185,6 +184,7 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
   }
   stream_open_.assign(low_radix_, ~0ULL);
   stream_counts_.assign(org.total_pcs(), 0);
+  streams_.assign(org.total_pcs(), StreamState{});
   if (group_pcs_ != 0) {
     // Which pseudo-channel each digit of a group selects: the same in every group unless an
     // XOR pair folds higher bits into a pseudo-channel level (then enqueue_bulk decodes).
@@ -362,39 +362,65 @@ Cycle FastDram::place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_
   return c;
 }
 
-Cycle FastDram::place_slot(Pc& pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
-                           std::uint32_t group_last, bool append) {
+Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bool write) {
+  // Bulk traffic goes after everything booked: searching a long backlog for gaps would cost
+  // O(backlog) per booking, and a sequential transfer leaves no gaps to fill. The last
+  // stream booking is the pseudo-channel's StreamState tail, not yet in its slot list.
+  StreamState& st = streams_[index];
+  Cycle c = ready;
+  bool have = false, last_write = false;
+  std::uint32_t last_group = kAnyGroup;
+  Cycle last_end = 0;
+  if (st.tail) {
+    have = true;
+    last_end = st.last_col;
+    last_write = st.write;
+  } else if (!pcs_[index]->slots.empty()) {
+    const Slot& last = pcs_[index]->slots.back();
+    have = true;
+    last_end = last.last_col;
+    last_write = last.write;
+    last_group = last.group_last;
+  }
+  if (have) c = std::max(c, last_end + gap(last_write, last_group, write, kAnyGroup));
+  c = refresh_window_end(kAnyGroup, c);
+  if (st.tail && st.write == write && c == st.last_col + gap(write, kAnyGroup, write, kAnyGroup)) {
+    // Back to back with the previous stream of the same direction: one booking covers both
+    // (a single access could not fit in the column-to-column gap between them anyway).
+    st.last_col = c + length;
+    return c;
+  }
+  // A tail that ended long ago can no longer constrain a booking (every booking starts at or
+  // after now): it is dropped rather than written to the pseudo-channel's list.
+  if (st.tail && st.last_col + kSlotSpan >= now_) flush_tail(index);
+  st.tail = true;
+  st.col = c;
+  st.last_col = c + length;
+  st.write = write;
+  return c;
+}
+
+void FastDram::flush_tail(std::uint32_t index) {
+  StreamState& st = streams_[index];
+  if (!st.tail) return;
+  pcs_[index]->slots.push_back(Slot{st.col, st.last_col, kAnyGroup, kAnyGroup, st.write});
+  st.tail = false;
+}
+
+Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
+                           std::uint32_t group_last) {
   // `length`: cycles from the first to the last column command of the booking.
-  auto& slots = pc.slots;
-  const Cycle span = 64;  // farther apart than any spacing rule
+  flush_tail(index);  // the slot list then holds every booking, in order
+  auto& slots = pcs_[index]->slots;
+  const Cycle span = kSlotSpan;
   // Bookings in the past are dropped in batches: the searches below start from c - span by
-  // binary search, so a few stale ones cost nothing, and not touching the oldest booking on
-  // every call saves a cache miss per pseudo-channel per bulk request.
+  // binary search, so a few stale ones cost nothing.
   if (slots.size() > 32) {
     while (!slots.empty() && slots.front().last_col + span < now_) slots.pop_front();
   }
   const DramTimings& t = spec_.timing;
   const Cycle lat = write ? t.CWL : t.CL;
   Cycle c = ready;
-  if (append) {
-    // Bulk traffic goes after everything booked: searching a long backlog for gaps would
-    // cost O(backlog) per booking, and a sequential transfer leaves no gaps to fill.
-    if (!slots.empty()) {
-      const Slot& last = slots.back();
-      c = std::max(c, last.last_col + gap(last.write, last.group_last, write, group_first));
-    }
-    c = refresh_window_end(kAnyGroup, c);
-    if (!slots.empty() && slots.back().write == write && slots.back().group_first == group_first &&
-        slots.back().group_last == group_last &&
-        c == slots.back().last_col + gap(write, group_last, write, group_first)) {
-      // Back to back with the previous stream of the same kind: one slot covers both (a
-      // single access could not fit in the column-to-column gap between them anyway).
-      slots.back().last_col = c + length;
-      return c;
-    }
-    slots.push_back(Slot{c, c + length, group_first, group_last, write});
-    return c;
-  }
   for (;;) {
     const Cycle before = c;
     if (params_.controller.refresh == RefreshMode::AllBank) {
@@ -433,7 +459,8 @@ Cycle FastDram::place_slot(Pc& pc, Cycle ready, Cycle length, bool write, std::u
   return c;
 }
 
-Cycle FastDram::book(Pc& pc, const DecodedAddress& d, bool write, Cycle arrival, bool append) {
+Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival) {
+  Pc& pc = *pcs_[index];
   const DramTimings& t = spec_.timing;
   const DramOrganization& org = spec_.org;
   const ControllerParams& cp = params_.controller;
@@ -441,9 +468,9 @@ Cycle FastDram::book(Pc& pc, const DecodedAddress& d, bool write, Cycle arrival,
   const std::uint32_t bank_index = group * org.banks_per_group + d.bank;
   Bank& b = pc.banks[bank_index];
 
-  if (b.epoch != pc.stream_epoch) {
+  if (b.epoch != streams_[index].epoch) {
     b.open_row = kClosed;  // a stream went through since this bank was last used
-    b.epoch = pc.stream_epoch;
+    b.epoch = streams_[index].epoch;
   }
   bool open = b.open_row != kClosed && cp.page_policy != PagePolicy::Closed;
   if (open && !row_survives(bank_index, b.act, arrival)) {
@@ -473,7 +500,7 @@ Cycle FastDram::book(Pc& pc, const DecodedAddress& d, bool write, Cycle arrival,
     b.act_allowed = act + t.RC;
     col_ready = act + (write ? t.RCDWR : t.RCDRD);
   }
-  const Cycle col = place_slot(pc, col_ready, 0, write, group, group, append);
+  const Cycle col = place_slot(index, col_ready, 0, write, group, group);
   (write ? pc.write_cols : pc.read_cols).push(col);
   const Cycle data_end = col + (write ? t.CWL : t.CL) + t.burst_cycles;
   b.pre_allowed = std::max(b.pre_allowed, write ? col + t.CWL + t.burst_cycles + t.WR : col + t.RTP);
@@ -526,7 +553,7 @@ void FastDram::enqueue(MemRequest request) {
         done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, true});
       }
     } else {
-      push_done(book(pc, d, true, now_), request, index);
+      push_done(book(index, d, true, now_), request, index);
     }
     return;
   }
@@ -541,7 +568,7 @@ void FastDram::enqueue(MemRequest request) {
       return;
     }
   }
-  const Cycle done = book(pc, d, false, now_);
+  const Cycle done = book(index, d, false, now_);
   pc.last_read_col = std::max(pc.last_read_col, done - cp.latency - t_read_tail());
   pc.stats.read_latency.sample(static_cast<double>(done - now_) * pc.stats.tck_ns);
   push_done(done, request, index);
@@ -553,7 +580,7 @@ void FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   const std::size_t n = pc.buffered.size() - keep;
   for (std::size_t i = 0; i < n; ++i) {
     const Buffered& w = pc.buffered[i];
-    push_done(book(pc, w.where, true, at), w.request, index);
+    push_done(book(index, w.where, true, at), w.request, index);
   }
   pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
 }
@@ -647,7 +674,10 @@ std::uint64_t FastDram::stream_activations(std::uint64_t j0, std::uint64_t group
   return acts;
 }
 
-Cycle FastDram::book_stream(Pc& pc, std::uint64_t accesses, std::uint64_t activations, bool write, Cycle arrival) {
+Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::uint64_t activations, bool write,
+                            Cycle arrival) {
+  Pc& pc = *pcs_[index];
+  StreamState& st = streams_[index];
   const DramTimings& t = spec_.timing;
   const DramOrganization& org = spec_.org;
   const ControllerParams& cp = params_.controller;
@@ -656,19 +686,19 @@ Cycle FastDram::book_stream(Pc& pc, std::uint64_t accesses, std::uint64_t activa
   if (per_act != 0.0) length += static_cast<Cycle>(std::llround(per_act * static_cast<double>(activations)));
   // At most four ACTs per tFAW, over the pseudo-channel's streams rather than per slot:
   // a slot that activates more often than that waits for the window.
-  pc.stream_act_budget = std::max(pc.stream_act_budget, arrival);
-  pc.stream_act_budget += (activations * t.FAW) / 4;
+  st.act_budget = std::max(st.act_budget, arrival);
+  st.act_budget += (activations * t.FAW) / 4;
   length = length > stream_gap_ ? length - stream_gap_ : 0;  // first to last column command
   Cycle ready = arrival + (activations > 0 ? (write ? t.RCDWR : t.RCDRD) : 0);
-  if (pc.stream_act_budget > arrival + length) ready = std::max(ready, pc.stream_act_budget - length);
-  Cycle col = place_slot(pc, ready, length, write, kAnyGroup, kAnyGroup, true);
+  if (st.act_budget > arrival + length) ready = std::max(ready, st.act_budget - length);
+  Cycle col = append_stream(index, ready, length, write);
   // Refresh windows inside the stream stretch it: all-bank ones stop it for their length,
   // per-bank ones cost a calibrated stall each.
   if (cp.refresh == RefreshMode::AllBank) {
     Cycle extended = length;
     for (Cycle k = refi_index(col) + 1; k * t.REFI <= col + extended; ++k) extended += t.RP + t.RFCab;
     if (extended != length) {
-      pc.slots.back().last_col = col + extended;  // appended: the stream's slot is the back
+      st.last_col = col + extended;  // appended: the stream's booking is the tail
       length = extended;
     }
   } else if (cp.refresh == RefreshMode::PerBank) {
@@ -676,11 +706,11 @@ Cycle FastDram::book_stream(Pc& pc, std::uint64_t accesses, std::uint64_t activa
     const Cycle windows = cost != 0.0 ? (col + length) / refresh_step_ - col / refresh_step_ : 0;
     const Cycle extra = windows != 0 ? static_cast<Cycle>(std::llround(cost * static_cast<double>(windows))) : 0;
     if (extra > 0) {
-      pc.slots.back().last_col = col + length + extra;
+      st.last_col = col + length + extra;
       length += extra;
     }
   }
-  ++pc.stream_epoch;  // closes every row: which rows the stream left open is not tracked
+  ++st.epoch;  // closes every row: which rows the stream left open is not tracked
   pc.stats.act.inc(activations);
   pc.stats.row_misses.inc(activations);
   pc.stats.row_hits.inc(accesses - std::min(accesses, activations));
@@ -703,7 +733,7 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
   Cycle done = now_;
   const auto single = [&](std::uint64_t i) {
     const DecodedAddress d = mapping_.decode(i * a);
-    done = std::max(done, book(*pcs_[pc_index(d)], d, write, now_));
+    done = std::max(done, book(pc_index(d), d, write, now_));
   };
   if (group_pcs_ == 0) {
     for (std::uint64_t i = i0; i < i1; ++i) single(i);
@@ -744,13 +774,14 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
         prefetch_object(s.busy_cycles);
         prefetch_object(w ? s.wr : s.rd);
         prefetch_object(w ? s.bytes_written : s.bytes_read);
-        if (!pc.slots.empty()) __builtin_prefetch(&pc.slots.back());
       };
       const std::size_t n = pcs_.size();
       for (std::size_t k = 0; k < n; ++k) {
         if (k + 4 < n) prefetch_pc(*pcs_[k + 4]);
         if (k + 2 < n) prefetch_stream_stats(*pcs_[k + 2], write);
-        if (stream_counts_[k] > 0) done = std::max(done, book_stream(*pcs_[k], stream_counts_[k], acts, write, now_));
+        if (stream_counts_[k] > 0) {
+          done = std::max(done, book_stream(static_cast<std::uint32_t>(k), stream_counts_[k], acts, write, now_));
+        }
       }
     }
   }

@@ -10,7 +10,11 @@
 // data-bus slots) at the earliest time every folded-in constraint allows, and puts its
 // completion on one heap. A multi-access request may come as one bulk request
 // (enqueue_bulk), which books a whole contiguous range into every pseudo-channel it
-// covers with one slot each, in O(pseudo-channels) rather than O(accesses).
+// covers with one slot each, in O(pseudo-channels) rather than O(accesses). What it reads
+// and writes of each pseudo-channel (its last stream booking, activation budget, row epoch)
+// lies in one contiguous array, so that a request does not miss the cache once per
+// pseudo-channel; the last stream booking joins the pseudo-channel's slot list only when a
+// single access needs the whole list.
 //
 // What each access costs (one pseudo-channel is one server):
 //   - data bus: nBL cycles per access; column-to-column spacing tCCD_S, or tCCD_L within
@@ -144,14 +148,18 @@ class FastDram final : public MemoryBackend {
   Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group) const;
   // `append`: after everything booked (bulk traffic), not in the earliest gap.
   Cycle place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, bool append = false);
-  Cycle place_slot(Pc& pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first, std::uint32_t group_last,
-                   bool append = false);
-  // Books one access in its pseudo-channel; returns its completion cycle. `append`: its
-  // data slot goes after everything booked.
-  Cycle book(Pc& pc, const DecodedAddress& d, bool write, Cycle arrival, bool append = false);
+  // A single access's data slot in pseudo-channel `pc`, in the earliest gap.
+  Cycle place_slot(std::uint32_t pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
+                   std::uint32_t group_last);
+  // A stream's data slot, after everything booked in pseudo-channel `pc` (its tail).
+  Cycle append_stream(std::uint32_t pc, Cycle ready, Cycle length, bool write);
+  // Moves pseudo-channel `pc`'s stream tail into its slot list.
+  void flush_tail(std::uint32_t pc);
+  // Books one access in its pseudo-channel `pc`; returns its completion cycle.
+  Cycle book(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival);
   // Books the oldest buffered writes of a pseudo-channel, leaving `keep`.
   void drain(std::uint32_t pc, std::size_t keep, Cycle at);
-  Cycle book_stream(Pc& pc, std::uint64_t accesses, std::uint64_t activations, bool write, Cycle arrival);
+  Cycle book_stream(std::uint32_t pc, std::uint64_t accesses, std::uint64_t activations, bool write, Cycle arrival);
   // Row activations a range of groups needs per pseudo-channel; updates stream_open_.
   std::uint64_t stream_activations(std::uint64_t first_group, std::uint64_t groups);
   void push_done(Cycle at, const MemRequest& r, std::uint32_t pc);
@@ -170,6 +178,17 @@ class FastDram final : public MemoryBackend {
   AddressMapping mapping_;
   FastDramParams params_;
   std::vector<std::unique_ptr<Pc>> pcs_;
+  // What a bulk request reads and writes of each pseudo-channel, in one array indexed like
+  // pcs_: a bulk request visits every pseudo-channel, and these stay in cache where the
+  // pseudo-channels' own objects would miss it once each.
+  struct StreamState {
+    Cycle col = 0, last_col = 0;  // the tail: the last stream booking, not yet in Pc::slots
+    Cycle act_budget = 0;         // streams' activations fit four per tFAW up to here
+    std::uint32_t epoch = 0;      // bumped by every stream booking: rows unknown after it
+    bool tail = false;
+    bool write = false;
+  };
+  std::vector<StreamState> streams_;
   std::priority_queue<Done, std::vector<Done>, std::greater<Done>> done_;
   std::uint64_t seq_ = 0;
   Cycle now_ = 0;
