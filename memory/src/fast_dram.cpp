@@ -403,7 +403,13 @@ Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bo
 void FastDram::flush_tail(std::uint32_t index) {
   StreamState& st = streams_[index];
   if (!st.tail) return;
-  pcs_[index]->slots.push_back(Slot{st.col, st.last_col, kAnyGroup, kAnyGroup, st.write});
+  auto& slots = pcs_[index]->slots;
+  // Bookings in the past are dropped in batches: the searches start from c - span by binary
+  // search, so a few stale ones cost nothing.
+  if (slots.size() > 32) {
+    while (!slots.empty() && slots.front().last_col + kSlotSpan < now_) slots.pop_front();
+  }
+  slots.push_back(Slot{st.col, st.last_col, kAnyGroup, kAnyGroup, st.write});
   st.tail = false;
 }
 
@@ -413,8 +419,6 @@ Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool 
   flush_tail(index);  // the slot list then holds every booking, in order
   auto& slots = pcs_[index]->slots;
   const Cycle span = kSlotSpan;
-  // Bookings in the past are dropped in batches: the searches below start from c - span by
-  // binary search, so a few stale ones cost nothing.
   if (slots.size() > 32) {
     while (!slots.empty() && slots.front().last_col + span < now_) slots.pop_front();
   }
