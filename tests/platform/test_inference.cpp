@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -126,27 +127,42 @@ SOHUSIM_SYSTEMC_TEST(Inference, TinyModelOnTwoDevicesMatchesTheCpuReferenceBf16)
   expect_matches_reference("test-2", driver::DType::Bf16, 2e-2);
 }
 
+// A Llama-3-8B request on `sohu-1` in FP8, timing mode.
+struct Sohu1Run {
+  workloads::ModelConfig model;
+  workloads::ScenarioResult result;
+  std::unique_ptr<Simulator> sim;
+};
+
+Sohu1Run run_llama3_8b(unsigned batch, unsigned prompt, unsigned gen) {
+  SimulatorOptions o;
+  o.system = "sohu-1";
+  o.config_dirs = dirs();
+  Sohu1Run r;
+  r.sim = std::make_unique<Simulator>(o);
+  r.model = workloads::load_model("llama-3-8b", dirs());
+  r.sim->run([&](HostContext& host) {
+    workloads::ScenarioOptions so;
+    so.batch = batch;
+    so.prompt = prompt;
+    so.gen = gen;
+    so.dtype = driver::DType::Fp8E4M3;
+    r.result = workloads::run_scenario(host.runtime(), r.model, so, {0});
+  });
+  return r;
+}
+
 // Timing sanity, a large prefill (Llama-3-8B, 4 x 2048 tokens, FP8): its layer GEMMs are
 // compute-bound, so their time is within 10 % of their FLOPs over the matrix engines' rate
 // (peak x useful/issued MACs: the padding of edge folds). Attention is not part of the bound:
 // its softmax runs on the engine's lanes between the two matmuls and takes most of its time
 // (docs/validation.md gives the figures).
 SOHUSIM_SYSTEMC_TEST(Inference, LargePrefillGemmsRunAtTheEngineRate) {
-  SimulatorOptions o;
-  o.system = "sohu-1";
-  o.config_dirs = dirs();
-  Simulator sim(o);
-  const workloads::ModelConfig m = workloads::load_model("llama-3-8b", dirs());
   const unsigned batch = 4, prompt = 2048;
-  workloads::ScenarioResult r;
-  sim.run([&](HostContext& host) {
-    workloads::ScenarioOptions so;
-    so.batch = batch;
-    so.prompt = prompt;
-    so.gen = 1;
-    so.dtype = driver::DType::Fp8E4M3;
-    r = workloads::run_scenario(host.runtime(), m, so, {0});
-  });
+  const Sohu1Run run = run_llama3_8b(batch, prompt, 1);
+  const workloads::ModelConfig& m = run.model;
+  const workloads::ScenarioResult& r = run.result;
+  Simulator& sim = *run.sim;
   // Layer GEMMs (the LM head runs on the last position only).
   const double layer_params =
       static_cast<double>(m.matmul_parameter_count()) - static_cast<double>(m.hidden) * static_cast<double>(m.vocab);
@@ -173,20 +189,10 @@ SOHUSIM_SYSTEMC_TEST(Inference, LargePrefillGemmsRunAtTheEngineRate) {
 // GEMM commands), and the step within 10 % of that plus the other ops (norms, RoPE, attention
 // over the short cache, SwiGLU: the documented fixed costs of docs/validation.md) and the host.
 SOHUSIM_SYSTEMC_TEST(Inference, DecodeAtBatchOneIsWeightStreamingPlusFixedCosts) {
-  SimulatorOptions o;
-  o.system = "sohu-1";
-  o.config_dirs = dirs();
-  Simulator sim(o);
-  const workloads::ModelConfig m = workloads::load_model("llama-3-8b", dirs());
-  workloads::ScenarioResult r;
-  sim.run([&](HostContext& host) {
-    workloads::ScenarioOptions so;
-    so.batch = 1;
-    so.prompt = 128;
-    so.gen = 4;
-    so.dtype = driver::DType::Fp8E4M3;
-    r = workloads::run_scenario(host.runtime(), m, so, {0});
-  });
+  const Sohu1Run run = run_llama3_8b(1, 128, 4);
+  const workloads::ModelConfig& m = run.model;
+  const workloads::ScenarioResult& r = run.result;
+  Simulator& sim = *run.sim;
   const double peak = sim.system().device(0).params().hbm_peak_bytes_per_s;
   const auto op_seconds = [&](const std::string& name) {
     for (const workloads::OpTime& t : r.decode.ops)
