@@ -71,6 +71,13 @@ class TimeQueue {
   std::size_t head_ = 0;
 };
 
+// Drops bookings that ended before `now` in batches: the searches start from c - span by
+// binary search, so a few stale ones cost nothing, and most calls touch no old booking.
+void drop_past(TimeQueue<Slot>& slots, Cycle now) {
+  if (slots.size() <= 32) return;
+  while (!slots.empty() && slots.front().last_col + kSlotSpan < now) slots.pop_front();
+}
+
 struct Buffered {
   MemRequest request;
   DecodedAddress where;
@@ -313,11 +320,10 @@ Cycle FastDram::gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint
   return std::max<Cycle>(t.burst_cycles, static_cast<Cycle>(std::llround(static_cast<double>(wtr) * scale)));
 }
 
-Cycle FastDram::place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, bool append) {
+Cycle FastDram::place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank) {
   const DramTimings& t = spec_.timing;
   const Cycle faw = faw_;
   auto& acts = pc.acts;
-  if (append && !acts.empty()) lower = std::max(lower, acts.back().at);
   while (!acts.empty() && acts.front().at + faw + t.RRD_L < now_) acts.pop_front();
   Cycle c = lower;
   for (;;) {
@@ -404,11 +410,7 @@ void FastDram::flush_tail(std::uint32_t index) {
   StreamState& st = streams_[index];
   if (!st.tail) return;
   auto& slots = pcs_[index]->slots;
-  // Bookings in the past are dropped in batches: the searches start from c - span by binary
-  // search, so a few stale ones cost nothing.
-  if (slots.size() > 32) {
-    while (!slots.empty() && slots.front().last_col + kSlotSpan < now_) slots.pop_front();
-  }
+  drop_past(slots, now_);
   slots.push_back(Slot{st.col, st.last_col, kAnyGroup, kAnyGroup, st.write});
   st.tail = false;
 }
@@ -419,9 +421,7 @@ Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool 
   flush_tail(index);  // the slot list then holds every booking, in order
   auto& slots = pcs_[index]->slots;
   const Cycle span = kSlotSpan;
-  if (slots.size() > 32) {
-    while (!slots.empty() && slots.front().last_col + span < now_) slots.pop_front();
-  }
+  drop_past(slots, now_);
   const DramTimings& t = spec_.timing;
   const Cycle lat = write ? t.CWL : t.CL;
   Cycle c = ready;

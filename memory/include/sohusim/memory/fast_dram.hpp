@@ -146,8 +146,8 @@ class FastDram final : public MemoryBackend {
   bool row_survives(std::uint32_t bank, Cycle opened, Cycle used) const;
   // Column-to-column distance from access a to a later access b.
   Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group) const;
-  // `append`: after everything booked (bulk traffic), not in the earliest gap.
-  Cycle place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, bool append = false);
+  // An activation of `bank` at the earliest cycle from `lower` that tRRD, tFAW and refresh allow.
+  Cycle place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank);
   // A single access's data slot in pseudo-channel `pc`, in the earliest gap.
   Cycle place_slot(std::uint32_t pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
                    std::uint32_t group_last);
