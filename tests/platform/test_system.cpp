@@ -146,12 +146,6 @@ SOHUSIM_SYSTEMC_TEST(Platform, AHostProgramThatWaitsForeverIsReportedNotHung) {
   }
 }
 
-}  // namespace
-}  // namespace sohusim::platform
-
-namespace sohusim::platform {
-namespace {
-
 // Devices of one configuration share replay records (models/replay_cache.hpp): a GEMM shape
 // simulated on one device is replayed on the other, with the same duration and counters;
 // launched on both at once, one records and the other follows the recording.
