@@ -27,7 +27,8 @@ PortStatus TlmMemoryPort::access(bool write, std::uint64_t address, std::uint8_t
     // A timing-only transfer on a memory that holds bytes (an engine's operand stream in
     // functional mode, whose data the engine moves by debug transport): reads go to a
     // scratch buffer, writes put back what is there, so the timing is exact and the
-    // contents unchanged.
+    // contents unchanged. The scratch holds at most 16 MiB (the HBM port's bursts are larger):
+    // a larger transfer goes in several such pieces.
     std::vector<std::uint8_t> scratch(
         static_cast<std::size_t>(std::min(bytes, std::min<std::uint64_t>(max_burst_, 16ULL << 20))));
     for (std::uint64_t off = 0; off < bytes; off += scratch.size()) {
