@@ -91,6 +91,10 @@ std::uint16_t Sqe::context() const {
   const Sqe& sqe = *this;
   return static_cast<std::uint16_t>(F(SOHU_SQE_CONTEXT));
 }
+void Sqe::set_context(std::uint16_t context) {
+  dw[SOHU_SQE_CONTEXT_DW] = (dw[SOHU_SQE_CONTEXT_DW] & ~SOHU_SQE_CONTEXT_MASK) |
+                            ((static_cast<std::uint32_t>(context) << SOHU_SQE_CONTEXT_SHIFT) & SOHU_SQE_CONTEXT_MASK);
+}
 std::uint64_t Sqe::correlation() const {
   return u64(SOHU_SQE_CORRELATION_DW);
 }
@@ -201,6 +205,14 @@ Outcome decode(const Sqe& sqe, SetContextCmd& c) {
   if (c.valid && c.table % 8 != 0) {
     return Outcome::fail(Status::Misaligned, "SET_CONTEXT: TABLE " + hex(c.table) + " is not 8-byte aligned", c.table);
   }
+  return {};
+}
+
+Outcome decode(const Sqe& sqe, VfContextCmd& c) {
+  Outcome o = check_reserved(sqe, CommandQueue::Admin);
+  if (!o.ok()) return o;
+  c.vf = static_cast<std::uint16_t>(F(SOHU_ADMIN_VF_CONTEXT_VF));
+  c.context = static_cast<std::uint16_t>(F(SOHU_ADMIN_VF_CONTEXT_CONTEXT));
   return {};
 }
 

@@ -83,6 +83,13 @@ Outcome CommandExecutor::check_device_range(unsigned ctx, Space space, std::uint
                          addr);
   }
   std::uint64_t phys = addr;
+  if (space == Space::Hbm && ctx == kNoContext) {
+    return Outcome::fail(Status::MmuFault,
+                         std::string(what) +
+                             ": the issuing virtual function has no device-memory context yet "
+                             "(its PF assigns one with the VF_CONTEXT admin command)",
+                         addr);
+  }
   if (space == Space::Hbm && ctx != 0) {
     MmuResult m = w_.mmu->translate(ctx, addr, bytes, write);
     wait_ps(m.cost_ps);
@@ -108,8 +115,15 @@ Outcome CommandExecutor::check_device_range(unsigned ctx, Space space, std::uint
   return {};
 }
 
-Outcome CommandExecutor::execute(const Sqe& sqe, std::uint16_t qid) {
+Outcome CommandExecutor::execute(const Sqe& entry, std::uint16_t qid, const Issuer& who) {
   commands_.inc();
+  Sqe forced;
+  if (who.vf >= 0) {
+    // A VF's entry runs in the context its PF assigned, whatever it names.
+    forced = entry;
+    forced.set_context(who.context != 0 ? who.context : kNoContext);
+  }
+  const Sqe& sqe = who.vf >= 0 ? forced : entry;
   // A model limit hit by a legal-looking command (a plan too large to tile, a kernel's own
   // argument check) fails that command, never the simulation.
   try {
@@ -120,7 +134,7 @@ Outcome CommandExecutor::execute(const Sqe& sqe, std::uint16_t qid) {
       unsigned& n;
       ~Done() { --n; }
     } done{in_flight_};
-    return dispatch(sqe, qid);
+    return dispatch(sqe, qid, false, who);
   } catch (const std::exception& e) {
     return Outcome::fail(Status::InternalError, std::string("command ") + hex(sqe.opcode()) + ": " + e.what());
   }
@@ -247,14 +261,14 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
   return o;
 }
 
-Outcome CommandExecutor::dispatch(const Sqe& sqe, std::uint16_t qid, bool validate_only) {
+Outcome CommandExecutor::dispatch(const Sqe& sqe, std::uint16_t qid, bool validate_only, const Issuer& who) {
   switch (sqe.opcode()) {
     case SOHU_IO_OP_NOP:
       return decode_no_operands(sqe, false);
     case SOHU_IO_OP_FENCE:
       return decode_no_operands(sqe, false);  // queues run in order: nothing earlier is pending
     case SOHU_IO_OP_DMA_COPY:
-      return exec_dma(sqe);
+      return exec_dma(sqe, who);
     case SOHU_IO_OP_GEMM:
       return exec_gemm(sqe, validate_only);
     case SOHU_IO_OP_ATTENTION:
@@ -268,11 +282,11 @@ Outcome CommandExecutor::dispatch(const Sqe& sqe, std::uint16_t qid, bool valida
     case SOHU_IO_OP_SEM_WAIT:
       return exec_sem_wait(sqe);
     case SOHU_IO_OP_TIMESTAMP:
-      return exec_timestamp(sqe);
+      return exec_timestamp(sqe, who);
     case SOHU_IO_OP_PMU_SNAPSHOT:
-      return exec_pmu_snapshot(sqe);
+      return exec_pmu_snapshot(sqe, who);
     case SOHU_IO_OP_EXEC_PROGRAM:
-      return exec_program(sqe, qid);
+      return exec_program(sqe, qid, who);
     default:
       break;
   }
@@ -281,11 +295,17 @@ Outcome CommandExecutor::dispatch(const Sqe& sqe, std::uint16_t qid, bool valida
 
 // ---- DMA ---------------------------------------------------------------------------
 
-Outcome CommandExecutor::exec_dma(const Sqe& sqe) {
+Outcome CommandExecutor::exec_dma(const Sqe& sqe, const Issuer& who) {
   DmaCopyCmd c{};
   Outcome o = decode(sqe, c);
   if (!o.ok()) return o;
   Operand src{c.src, c.length}, dst{c.dst, c.length};
+  MemoryPort* host = who.host != nullptr ? who.host : w_.host;
+  if (who.vf >= 0 && (c.src_space == Space::PeerHbm || c.dst_space == Space::PeerHbm)) {
+    // A peer's HBM is addressed physically (no context there): not for a VF.
+    return Outcome::fail(Status::InvalidField, "DMA_COPY: a virtual function (VF " + std::to_string(who.vf) +
+                                                   ") cannot address a peer's HBM");
+  }
   if (c.src_space == Space::PeerHbm || c.dst_space == Space::PeerHbm) {
     auto it = peers_.find(c.peer);
     if (it == peers_.end() || it->second.peer == nullptr) {
@@ -323,7 +343,7 @@ Outcome CommandExecutor::exec_dma(const Sqe& sqe) {
       const std::uint64_t n = std::min(chunk, c.length - off);
       const bool data = w_.hbm->holds_data() || peer_hbm.holds_data();
       buf.assign(data ? n : 0, 0);
-      MemoryPort* in = c.src_space == Space::Host ? w_.host : c.src_space == Space::Sram ? w_.sram : w_.hbm;
+      MemoryPort* in = c.src_space == Space::Host ? host : c.src_space == Space::Sram ? w_.sram : w_.hbm;
       if (in->access(false, src.phys + off, data ? buf.data() : nullptr, n, sqe.correlation()) != PortStatus::Ok) {
         return Outcome::fail(c.src_space == Space::Host ? Status::HostDmaError : Status::OutOfRange,
                              "DMA_COPY: read of " + hex(src.phys + off) + " failed", src.phys + off);
@@ -335,7 +355,7 @@ Outcome CommandExecutor::exec_dma(const Sqe& sqe) {
     return {};
   }
   const sc_core::sc_time t0 = sc_core::sc_time_stamp();
-  const DmaResult r = w_.dma->copy(c.src_space, src.phys, c.dst_space, dst.phys, c.length, sqe.correlation());
+  const DmaResult r = w_.dma->copy(c.src_space, src.phys, c.dst_space, dst.phys, c.length, sqe.correlation(), who.host);
   if (w_.trace != nullptr) {
     const counters::TimeNs start = sim::to_ns(t0);
     w_.trace->complete(w_.dma_track, start, sim::to_ns(sc_core::sc_time_stamp()) - start,
@@ -830,14 +850,15 @@ Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
 
 // ---- small commands ----------------------------------------------------------------
 
-Outcome CommandExecutor::exec_timestamp(const Sqe& sqe) {
+Outcome CommandExecutor::exec_timestamp(const Sqe& sqe, const Issuer& who) {
   AddressCmd a{};
   Outcome o = decode_timestamp(sqe, a);
   if (!o.ok()) return o;
   const std::uint64_t t = w_.clock->device_ns(now_ps());
   std::uint8_t bytes[8];
   std::memcpy(bytes, &t, 8);
-  MemoryPort* port = a.space == Space::Host ? w_.host : a.space == Space::Sram ? w_.sram : w_.hbm;
+  MemoryPort* host = who.host != nullptr ? who.host : w_.host;
+  MemoryPort* port = a.space == Space::Host ? host : a.space == Space::Sram ? w_.sram : w_.hbm;
   if (a.space == Space::PeerHbm)
     return Outcome::fail(Status::InvalidField, "TIMESTAMP: SPACE must be HOST, HBM or SRAM");
   if (a.space != Space::Host) {
@@ -856,10 +877,15 @@ Outcome CommandExecutor::exec_timestamp(const Sqe& sqe) {
   return o;
 }
 
-Outcome CommandExecutor::exec_pmu_snapshot(const Sqe& sqe) {
+Outcome CommandExecutor::exec_pmu_snapshot(const Sqe& sqe, const Issuer& who) {
   AddressCmd a{};
   Outcome o = decode_pmu_snapshot(sqe, a);
   if (!o.ok()) return o;
+  if (who.vf >= 0) {
+    // The PMU counts for the whole device: the PF's to read, not a VF's.
+    return Outcome::fail(Status::InvalidOpcode, "PMU_SNAPSHOT is not available to a virtual function (VF " +
+                                                    std::to_string(who.vf) + "): the PMU belongs to the PF");
+  }
   if (a.addr % 8 != 0)
     return Outcome::fail(Status::Misaligned, "PMU_SNAPSHOT: address " + hex(a.addr) + " is not 8-byte aligned", a.addr);
   std::uint64_t v[1 + Pmu::kCounters];
@@ -873,7 +899,7 @@ Outcome CommandExecutor::exec_pmu_snapshot(const Sqe& sqe) {
   return o;
 }
 
-Outcome CommandExecutor::exec_program(const Sqe& sqe, std::uint16_t qid) {
+Outcome CommandExecutor::exec_program(const Sqe& sqe, std::uint16_t qid, const Issuer& who) {
   ExecProgramCmd pc{};
   Outcome o = decode(sqe, pc);
   if (!o.ok()) return o;
@@ -899,7 +925,7 @@ Outcome CommandExecutor::exec_program(const Sqe& sqe, std::uint16_t qid) {
                            "EXEC_PROGRAM: entry " + std::to_string(i) + " is itself EXEC_PROGRAM (no nesting)");
     }
     wait_ps(w_.params->command_latency_ps);
-    Outcome r = execute(inner, qid);
+    Outcome r = execute(inner, qid, who);
     if (!r.ok()) {
       r.message = "EXEC_PROGRAM entry " + std::to_string(i) + ": " + r.message;
       return r;

@@ -318,6 +318,7 @@ Outcome CommandProcessor::admin(const Sqe& sqe) {
     case SOHU_ADMIN_OP_TRACE_CONFIG:
     case SOHU_ADMIN_OP_FW_STATUS:
     case SOHU_ADMIN_OP_SET_CONTEXT:
+    case SOHU_ADMIN_OP_VF_CONTEXT:
       return hooks_.execute_admin_device(sqe);
     default:
       break;

@@ -36,10 +36,10 @@ counters::Counter& DmaEngine::path_counter(Space src, Space dst) {
 }
 
 DmaResult DmaEngine::copy(Space src_space, std::uint64_t src, Space dst_space, std::uint64_t dst, std::uint64_t bytes,
-                          std::uint64_t correlation) {
+                          std::uint64_t correlation, MemoryPort* host) {
   DmaResult result;
-  MemoryPort* in = port(src_space);
-  MemoryPort* out = port(dst_space);
+  MemoryPort* in = src_space == Space::Host && host != nullptr ? host : port(src_space);
+  MemoryPort* out = dst_space == Space::Host && host != nullptr ? host : port(dst_space);
   copies_.inc();
   if (in == nullptr || out == nullptr) {
     result.status = PortStatus::AddressError;

@@ -23,6 +23,8 @@ std::uint64_t pow2_at_least(std::uint64_t v) {
 }
 constexpr std::uint64_t kHostAddressSpace = 1ULL << 52;  // what the device may name as a host IOVA
 constexpr std::uint64_t kBar2LatencyPs = 300'000;        // device-side turnaround of an aperture access (assumption)
+// A VF's ID register: the PF's vendor, the VF Device ID of the SR-IOV capability.
+constexpr std::uint32_t kVfId = (SOHU_ID_RESET & 0xFFFFu) | (((SOHU_ID_RESET >> 16) + 1) << 16);
 }  // namespace
 
 SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, const sim::Instrumentation& inst,
@@ -38,16 +40,10 @@ SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, 
       scope_(inst.scope(prefix)),
       hbm_socket_("hbm_socket"),
       sram_socket_("sram_socket"),
-      errlog_(p_.error_log_entries),
       clock_(p_.timestamp),
       mmu_(p_.mmu),
-      errors_(
-          scope_.counter("errors", "count", "errors logged (bad commands, doorbells, register accesses, DMA faults)")),
-      errors_dropped_(scope_.counter("errors_dropped", "count", "errors not logged because the error log was full")),
-      msix_raised_(scope_.counter("msix_raised", "count", "MSI-X vectors raised (delivered or left pending)")),
       bar2_reads_(scope_.counter("bar2_reads", "count", "host reads through the BAR2 device-memory aperture")),
       bar2_writes_(scope_.counter("bar2_writes", "count", "host writes through the BAR2 device-memory aperture")),
-      resets_(scope_.counter("resets", "count", "device resets (CTRL.EN cleared, CTRL.RST, FLR)")),
       mmu_hits_(scope_.counter("mmu.tlb_hits", "count", "device-MMU TLB hits")),
       mmu_misses_(scope_.counter("mmu.tlb_misses", "count", "device-MMU TLB misses")) {
   p_.validate();
@@ -109,29 +105,30 @@ SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, 
   };
   exec_ = std::make_unique<CommandExecutor>(std::move(w), index_, scope_);
 
-  CommandProcessor::Hooks h;
-  h.raise_msix = [this](unsigned v) { raise_vector(v); };
-  h.error = [this](ErrorEntry e) { report_error(std::move(e)); };
-  h.execute_io = [this](const Sqe& s, std::uint16_t q) {
-    const std::uint64_t hits = mmu_.hits(), misses = mmu_.misses();
-    Outcome o = exec_->execute(s, q);
-    mmu_hits_.inc(mmu_.hits() - hits);
-    mmu_misses_.inc(mmu_.misses() - misses);
-    return o;
-  };
-  h.execute_admin_device = [this](const Sqe& s) { return admin_device(s); };
+  FunctionController::Hooks h;
+  h.execute_io = [this](const Sqe& s, std::uint16_t q) { return execute_io(s, q, Issuer{}); };
+  h.execute_admin_device = [this](const Sqe& s) { return admin_device(s, -1); };
   h.command_event = [this](const Sqe& s, std::uint16_t q, bool start, std::uint16_t status) {
     on_command(s, q, start, status);
   };
-  h.ready = [this](bool rdy) {
-    std::uint64_t st = regs_.peek(SOHU_STATUS);
-    st = rdy ? (st | SOHU_STATUS_RDY_MASK) : (st & ~static_cast<std::uint64_t>(SOHU_STATUS_RDY_MASK));
-    regs_.poke(SOHU_STATUS, st);
+  h.send_msix = [this](unsigned v) {
+    if (endpoint_ == nullptr) return false;
+    TraceRecord r;
+    r.type = TraceRecordType::Interrupt;
+    r.unit = static_cast<std::uint16_t>(v);
+    trace_unit_->record(r, kTraceInterrupts);
+    return send_msix(endpoint_->pf().rid(), v);
   };
-  h.power_state = [this] { return static_cast<std::uint32_t>(regs_.peek(SOHU_POWER_STATE) & 3); };
-  cp_ = std::make_unique<CommandProcessor>(p_, *host_port_, std::move(h), scope_.sub("cp"),
-                                           tracing ? inst.trace : nullptr,
-                                           tracing ? inst.trace->thread_track(proc, "command processor") : 0);
+  h.reset = [this](const char* why) { reset_device(why); };
+  h.disabled = [this] { exec_->abort_waiters(); };
+  h.fill_identity = [this](RegisterFile& r) { fill_identity(r, false); };
+  h.power_state = [this] { return static_cast<std::uint32_t>(registers().peek(SOHU_POWER_STATE) & 3); };
+  pf_ = std::make_unique<FunctionController>(p_, "PF", false, *host_port_, clock_, std::move(h), scope_,
+                                             tracing ? inst.trace : nullptr,
+                                             tracing ? inst.trace->thread_track(proc, "command processor") : 0);
+  vf_params_ = p_;
+  vf_params_.max_io_queues = kVfIoQueues;
+  vf_params_.msix_vectors = kVfVectors;
   install_hooks();
   bar.register_b_transport(this, &SohuDevice::bar_access);
 }
@@ -150,15 +147,16 @@ pcie::PcieFunctionSpec SohuDevice::function_spec(const DeviceParams& p, unsigned
   s.bars = {pcie::BarSpec{0, SOHU_BAR0_SIZE, true, false},
             pcie::BarSpec{2, pow2_at_least(std::max<std::uint64_t>(p.hbm_bytes, 1ULL << 20)), true, true}};
   s.msix = pcie::MsixSpec{p.msix_vectors, 0, SOHU_PAGE_MSIX_TABLE, 0, SOHU_PAGE_MSIX_PBA};
-  // SR-IOV: seven VFs (functions 1..7 of the device's bus, no ARI needed) with a 64 KiB BAR0
-  // each. The VFs' register pages are not modelled yet (their BAR accesses read 0, see
-  // bar_access): software can enable them and see them in configuration space.
+  // SR-IOV: seven VFs (functions 1..7 of the device's bus, no ARI needed), each with a BAR0
+  // of the PF's layout (its own registers, queues, doorbells, MSI-X table and PBA) and no
+  // device-memory aperture.
   pcie::SriovSpec sriov;
-  sriov.total_vfs = 7;
+  sriov.total_vfs = kVfs;
   sriov.first_vf_offset = 1;
   sriov.vf_stride = 1;
-  sriov.vf_device_id = static_cast<std::uint16_t>((SOHU_ID_RESET >> 16) + 1);
-  sriov.vf_bars = {pcie::BarSpec{0, 64 * 1024, true, false}};
+  sriov.vf_device_id = static_cast<std::uint16_t>(kVfId >> 16);
+  sriov.vf_bars = {pcie::BarSpec{0, SOHU_BAR0_SIZE, true, false}};
+  sriov.vf_msix = pcie::MsixSpec{kVfVectors, 0, SOHU_PAGE_MSIX_TABLE, 0, SOHU_PAGE_MSIX_PBA};
   s.sriov = sriov;
   s.max_payload_size = 512;
   s.link_speed_gen = link_generation;
@@ -170,6 +168,58 @@ void SohuDevice::attach(pcie::PcieEndpoint& endpoint) {
   endpoint_ = &endpoint;
   endpoint.pf().set_reset_callback(
       [this](pcie::PcieFunction&, pcie::ResetKind) { reset_device("function level reset"); });
+  endpoint.functions().set_vfs_changed_callback([this](pcie::PhysicalFunction& f) { sync_vfs(f); });
+}
+
+// ---- virtual functions ---------------------------------------------------------------
+
+void SohuDevice::sync_vfs(pcie::PhysicalFunction& functions) {
+  // VFs that went away (VF Enable cleared) lose their state, as the functions do.
+  for (std::size_t i = functions.num_vfs(); i < vfs_.size(); ++i) {
+    if (vfs_[i]) vfs_[i]->ctl->reset();
+  }
+  for (std::size_t i = 0; i < functions.num_vfs() && i < kVfs; ++i) {
+    pcie::PcieFunction* f = functions.vf(i);
+    if (vfs_.size() <= i) vfs_.resize(i + 1);
+    if (!vfs_[i]) {
+      auto vf = std::make_unique<Vf>();
+      const auto index = static_cast<unsigned>(i);
+      vf->rid = f->rid();
+      vf->host = std::make_unique<TlmMemoryPort>(host_dma, kHostAddressSpace, true, f->rid());
+      FunctionController::Hooks h;
+      h.execute_io = [this, index](const Sqe& s, std::uint16_t q) {
+        return execute_io(s, q, Issuer{vfs_[index]->host.get(), static_cast<int>(index), vf_context_[index]});
+      };
+      h.execute_admin_device = [this, index](const Sqe& s) { return admin_device(s, static_cast<int>(index)); };
+      h.send_msix = [this, index](unsigned v) { return send_msix(vfs_[index]->rid, v); };
+      h.reset = [this, index](const char*) { vfs_[index]->ctl->reset(); };
+      h.fill_identity = [this](RegisterFile& r) { fill_identity(r, true); };
+      h.power_state = [this] { return static_cast<std::uint32_t>(registers().peek(SOHU_POWER_STATE) & 3); };
+      const std::string name = "vf" + std::to_string(i);
+      vf->ctl = std::make_unique<FunctionController>(vf_params_, "VF " + std::to_string(i), true, *vf->host, clock_,
+                                                     std::move(h), scope_.sub(name), nullptr, 0);
+      vfs_[i] = std::move(vf);
+    }
+    // The routing ID follows First VF Offset and VF Stride (fixed here, but read anew).
+    vfs_[i]->rid = f->rid();
+    f->set_reset_callback([this, i](pcie::PcieFunction&, pcie::ResetKind) { vfs_[i]->ctl->reset(); });
+  }
+}
+
+bool SohuDevice::send_msix(pcie::RequesterId rid, unsigned vector) {
+  if (endpoint_ == nullptr) return false;
+  // MSI-X delivery is a posted write upstream: it needs a thread (the caller may be a
+  // register handler), so it goes out from its own process.
+  sc_core::sc_spawn([this, rid, vector] { endpoint_->raise_msix(rid, vector); });
+  return true;
+}
+
+Outcome SohuDevice::execute_io(const Sqe& sqe, std::uint16_t qid, const Issuer& who) {
+  const std::uint64_t hits = mmu_.hits(), misses = mmu_.misses();
+  Outcome o = exec_->execute(sqe, qid, who);
+  mmu_hits_.inc(mmu_.hits() - hits);
+  mmu_misses_.inc(mmu_.misses() - misses);
+  return o;
 }
 
 void SohuDevice::connect(unsigned peer_index, SohuDevice& peer, C2cChannel& tx, C2cChannel& rx) {
@@ -186,11 +236,13 @@ void SohuDevice::bar_access(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
   unsigned char* data = gp.get_data_ptr();
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
   if (ext != nullptr && ext->is_vf) {
-    // VFs expose no registers of their own in this model (documented): reads 0, writes dropped.
-    if (gp.is_read()) std::memset(data, 0, len);
-    report_error(ErrorEntry{static_cast<std::uint16_t>(Status::InvalidField), offset, 0, 0, now_ps(),
-                            "access to VF " + std::to_string(ext->vf_index) + " BAR" + std::to_string(bar_index) +
-                                ": virtual functions have no device registers in this model"});
+    FunctionController* vf = this->vf(ext->vf_index);
+    if (vf == nullptr || bar_index != 0) {
+      // A VF has BAR0 only; the endpoint routes only to VFs that exist.
+      gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
+    }
+    vf->bar0_access(gp);
     return;
   }
   if (bar_index == 2) {
@@ -204,216 +256,128 @@ void SohuDevice::bar_access(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     delay += sc_core::sc_time::from_value(kBar2LatencyPs);
     return;
   }
-  if (len != 4 && len != 8) {
-    report_error(ErrorEntry{static_cast<std::uint16_t>(Status::InvalidField), offset, 0, 0, now_ps(),
-                            "BAR0 access of " + std::to_string(len) + " bytes at " + hex(offset) + " (4 or 8 only)"});
-    if (gp.is_read()) std::memset(data, 0xFF, len);
-    return;
-  }
-  std::uint64_t value = 0;
-  if (gp.is_write()) {
-    std::memcpy(&value, data, len);
-    const AccessResult r = regs_.write(static_cast<std::uint32_t>(offset), len, value);
-    if (!r.ok() && r.error != AccessError::ReadOnly) {
-      report_error(ErrorEntry{static_cast<std::uint16_t>(Status::InvalidField), offset, 0, 0, now_ps(),
-                              "BAR0 write: " + r.message});
-    }
-  } else {
-    const AccessResult r = regs_.read(static_cast<std::uint32_t>(offset), len);
-    value = r.value;
-    std::memcpy(data, &value, len);
-  }
+  pf_->bar0_access(gp);
 }
 
 void SohuDevice::install_hooks() {
-  fill_identity();
-  regs_.on_write(SOHU_CTRL, [this](std::uint32_t, std::uint64_t old_v, std::uint64_t new_v) {
-    if ((new_v & SOHU_CTRL_RST_MASK) != 0) {
-      reset_device("CTRL.RST");
-      return;
-    }
-    const bool was = (old_v & SOHU_CTRL_EN_MASK) != 0, now = (new_v & SOHU_CTRL_EN_MASK) != 0;
-    if (!was && now) {
-      const std::string err =
-          cp_->enable(static_cast<std::uint32_t>(regs_.peek(SOHU_AQA)), regs_.peek(SOHU_ASQ), regs_.peek(SOHU_ACQ));
-      if (!err.empty()) {
-        regs_.poke(SOHU_CTRL, new_v & ~static_cast<std::uint64_t>(SOHU_CTRL_EN_MASK));
-        regs_.poke(SOHU_STATUS, regs_.peek(SOHU_STATUS) | SOHU_STATUS_CFS_MASK);
-        report_error(ErrorEntry{static_cast<std::uint16_t>(Status::InvalidField), regs_.peek(SOHU_ASQ), 0, 0, now_ps(),
-                                "enable refused: " + err});
-      } else {
-        regs_.poke(SOHU_STATUS, regs_.peek(SOHU_STATUS) & ~static_cast<std::uint64_t>(SOHU_STATUS_CFS_MASK));
-      }
-    } else if (was && !now) {
-      cp_->disable();
-      exec_->abort_waiters();
-      resets_.inc();
-    }
-    const std::uint64_t shn = (new_v & SOHU_CTRL_SHN_MASK) >> SOHU_CTRL_SHN_SHIFT;
-    if (shn != 0) {
-      // Shutdown: stop taking commands; the state is complete at once (nothing to flush).
-      std::uint64_t st = regs_.peek(SOHU_STATUS) & ~static_cast<std::uint64_t>(SOHU_STATUS_SHST_MASK);
-      regs_.poke(SOHU_STATUS, st | (static_cast<std::uint64_t>(SOHU_STATUS_SHST_COMPLETE) << SOHU_STATUS_SHST_SHIFT));
-    }
-  });
-  regs_.on_write(SOHU_POWER_STATE, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
+  // The PF's device-wide registers (the common ones are FunctionController's).
+  registers().on_write(SOHU_POWER_STATE, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
     const std::uint64_t ps = v & 3;
-    regs_.poke(SOHU_POWER_STATE, ps | (ps << 16));
-  });
-  regs_.on_write(SOHU_INT_MASK, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
-    // Vectors raised while masked are delivered when unmasked.
-    const std::uint32_t now_unmasked = masked_pending_ & ~static_cast<std::uint32_t>(v);
-    masked_pending_ &= static_cast<std::uint32_t>(v);
-    for (unsigned i = 0; i < 32; ++i) {
-      if ((now_unmasked >> i) & 1u) raise_vector(i);
-    }
-  });
-  regs_.on_write(SOHU_COAL_COUNT, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
-    cp_->set_default_coalescing(static_cast<unsigned>(v & 0xFFFF), regs_.peek(SOHU_COAL_TIME_NS));
-  });
-  regs_.on_write(SOHU_COAL_TIME_NS, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
-    cp_->set_default_coalescing(static_cast<unsigned>(regs_.peek(SOHU_COAL_COUNT) & 0xFFFF), v);
+    registers().poke(SOHU_POWER_STATE, ps | (ps << 16));
   });
   // PMU.
-  regs_.on_write(SOHU_PMU_CTRL, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
+  registers().on_write(SOHU_PMU_CTRL, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
     pmu_->control(static_cast<std::uint32_t>(v), now_ps());
-    regs_.poke(SOHU_PMU_CTRL, pmu_->ctrl());
+    registers().poke(SOHU_PMU_CTRL, pmu_->ctrl());
   });
-  regs_.on_write(SOHU_PMU_OVF, [this](std::uint32_t, std::uint64_t old_v, std::uint64_t new_v) {
+  registers().on_write(SOHU_PMU_OVF, [this](std::uint32_t, std::uint64_t old_v, std::uint64_t new_v) {
     pmu_->clear_overflow(static_cast<std::uint32_t>(old_v & ~new_v));
   });
-  regs_.on_read(SOHU_PMU_OVF, [this](std::uint32_t, std::uint64_t) {
+  registers().on_read(SOHU_PMU_OVF, [this](std::uint32_t, std::uint64_t) {
     pmu_->poll_overflow(now_ps());
-    regs_.poke(SOHU_PMU_OVF, pmu_->overflow_status());
+    registers().poke(SOHU_PMU_OVF, pmu_->overflow_status());
     return static_cast<std::uint64_t>(pmu_->overflow_status());
   });
-  regs_.on_read(SOHU_PMU_CYCLES, [this](std::uint32_t, std::uint64_t) { return pmu_->cycles(now_ps()); });
-  regs_.on_write(SOHU_PMU_EVTSEL(0), [this](std::uint32_t i, std::uint64_t old_v, std::uint64_t v) {
+  registers().on_read(SOHU_PMU_CYCLES, [this](std::uint32_t, std::uint64_t) { return pmu_->cycles(now_ps()); });
+  registers().on_write(SOHU_PMU_EVTSEL(0), [this](std::uint32_t i, std::uint64_t old_v, std::uint64_t v) {
     if (!pmu_->select(i, static_cast<std::uint16_t>(v & 0xFFFF), now_ps())) {
-      regs_.poke(SOHU_PMU_EVTSEL(i), old_v);
+      registers().poke(SOHU_PMU_EVTSEL(i), old_v);
       report_error(ErrorEntry{static_cast<std::uint16_t>(Status::InvalidField), SOHU_PMU_EVTSEL(i), 0, 0, now_ps(),
                               "PMU_EVTSEL(" + std::to_string(i) + "): event id " + std::to_string(v & 0xFFFF) +
                                   " is not in the PMU event table"});
     }
   });
-  regs_.on_read(SOHU_PMU_COUNTER(0), [this](std::uint32_t i, std::uint64_t) { return pmu_->counter(i, now_ps()); });
+  registers().on_read(SOHU_PMU_COUNTER(0),
+                      [this](std::uint32_t i, std::uint64_t) { return pmu_->counter(i, now_ps()); });
   // Trace unit.
-  regs_.on_write(SOHU_TRC_CTRL, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
+  registers().on_write(SOHU_TRC_CTRL, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
     if ((v & SOHU_TRC_CTRL_EN_MASK) != 0 && trace_unit_->size() == 0) {
-      const std::string err = trace_unit_->configure(regs_.peek(SOHU_TRC_BASE), regs_.peek(SOHU_TRC_SIZE));
+      const std::string err = trace_unit_->configure(registers().peek(SOHU_TRC_BASE), registers().peek(SOHU_TRC_SIZE));
       if (!err.empty()) {
-        regs_.poke(SOHU_TRC_CTRL, SOHU_TRC_CTRL_DROP_ON_FULL_MASK);
-        report_error(ErrorEntry{static_cast<std::uint16_t>(Status::InvalidField), regs_.peek(SOHU_TRC_BASE), 0, 0,
+        registers().poke(SOHU_TRC_CTRL, SOHU_TRC_CTRL_DROP_ON_FULL_MASK);
+        report_error(ErrorEntry{static_cast<std::uint16_t>(Status::InvalidField), registers().peek(SOHU_TRC_BASE), 0, 0,
                                 now_ps(), "TRC_CTRL.EN refused: " + err});
         return;
       }
     }
-    trace_unit_->set_mask(static_cast<std::uint32_t>(regs_.peek(SOHU_TRC_MASK)));
+    trace_unit_->set_mask(static_cast<std::uint32_t>(registers().peek(SOHU_TRC_MASK)));
     trace_unit_->set_enabled((v & SOHU_TRC_CTRL_EN_MASK) != 0);
-    regs_.poke(SOHU_TRC_CTRL, (v & SOHU_TRC_CTRL_EN_MASK) | SOHU_TRC_CTRL_DROP_ON_FULL_MASK);
+    registers().poke(SOHU_TRC_CTRL, (v & SOHU_TRC_CTRL_EN_MASK) | SOHU_TRC_CTRL_DROP_ON_FULL_MASK);
   });
   for (std::uint32_t r : {SOHU_TRC_BASE, SOHU_TRC_SIZE}) {
-    regs_.on_write(r, [this](std::uint32_t, std::uint64_t, std::uint64_t) {
+    registers().on_write(r, [this](std::uint32_t, std::uint64_t, std::uint64_t) {
       // A new ring takes effect at the next enable.
       trace_unit_->set_enabled(false);
       trace_unit_->reset();
-      regs_.poke(SOHU_TRC_CTRL, SOHU_TRC_CTRL_DROP_ON_FULL_MASK);
+      registers().poke(SOHU_TRC_CTRL, SOHU_TRC_CTRL_DROP_ON_FULL_MASK);
     });
   }
-  regs_.on_write(SOHU_TRC_MASK, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
+  registers().on_write(SOHU_TRC_MASK, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
     trace_unit_->set_mask(static_cast<std::uint32_t>(v));
   });
-  regs_.on_write(SOHU_TRC_TAIL, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
+  registers().on_write(SOHU_TRC_TAIL, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
     trace_unit_->set_tail(static_cast<std::uint32_t>(v));
   });
-  regs_.on_read(SOHU_TRC_HEAD,
-                [this](std::uint32_t, std::uint64_t) { return static_cast<std::uint64_t>(trace_unit_->head()); });
-  regs_.on_read(SOHU_TRC_DROPS,
-                [this](std::uint32_t, std::uint64_t) { return static_cast<std::uint64_t>(trace_unit_->take_drops()); });
-  // Time.
-  regs_.on_read(SOHU_TIMESTAMP, [this](std::uint32_t, std::uint64_t) { return clock_.device_ns(now_ps()); });
-  // Error log.
-  regs_.on_write(SOHU_ERR_ACK, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
-    if ((v & 1) != 0) errlog_.pop();
-    update_error_registers();
-  });
-  // Doorbells.
-  regs_.on_write(SOHU_SQ_TAIL_DB(0), [this](std::uint32_t q, std::uint64_t, std::uint64_t v) {
-    cp_->sq_doorbell(q, static_cast<std::uint32_t>(v & 0xFFFF));
-  });
-  regs_.on_write(SOHU_CQ_HEAD_DB(0), [this](std::uint32_t q, std::uint64_t, std::uint64_t v) {
-    cp_->cq_doorbell(q, static_cast<std::uint32_t>(v & 0xFFFF));
+  registers().on_read(SOHU_TRC_HEAD,
+                      [this](std::uint32_t, std::uint64_t) { return static_cast<std::uint64_t>(trace_unit_->head()); });
+  registers().on_read(SOHU_TRC_DROPS, [this](std::uint32_t, std::uint64_t) {
+    return static_cast<std::uint64_t>(trace_unit_->take_drops());
   });
 }
 
 // ---- errors, interrupts, reset -----------------------------------------------------
 
-void SohuDevice::update_error_registers() {
-  regs_.poke(SOHU_ERR_COUNT, errlog_.logged() & 0xFFFFFFFFu);
-  const ErrorEntry* e = errlog_.oldest();
-  regs_.poke(SOHU_ERR_CODE, e != nullptr ? e->status : 0);
-  regs_.poke(SOHU_ERR_ADDR, e != nullptr ? e->address : 0);
-  regs_.poke(SOHU_ERR_INFO, e != nullptr ? (e->queue | (static_cast<std::uint64_t>(e->command) << 16)) : 0);
-}
-
 void SohuDevice::report_error(ErrorEntry e) {
-  errors_.inc();
-  if (!errlog_.push(std::move(e))) errors_dropped_.inc();
-  update_error_registers();
-  regs_.poke(SOHU_INT_STATUS, regs_.peek(SOHU_INT_STATUS) | SOHU_INT_STATUS_ERR_MASK);
-  if (cp_ && cp_->enabled()) raise_vector(static_cast<unsigned>(regs_.peek(SOHU_ERR_VECTOR) & 0x7FF));
+  pf_->report_error(std::move(e));
 }
 
 void SohuDevice::raise_vector(unsigned vector) {
-  if (vector < 32 && ((regs_.peek(SOHU_INT_MASK) >> vector) & 1u) != 0) {
-    masked_pending_ |= 1u << vector;
-    return;
-  }
-  if (endpoint_ == nullptr) return;
-  msix_raised_.inc();
-  TraceRecord r;
-  r.type = TraceRecordType::Interrupt;
-  r.unit = static_cast<std::uint16_t>(vector);
-  trace_unit_->record(r, kTraceInterrupts);
-  // MSI-X delivery is a posted write upstream: it needs a thread (the caller may be a
-  // register handler), so it goes out from its own process.
-  sc_core::sc_spawn([this, vector] { endpoint_->raise_msix(endpoint_->pf().rid(), vector); });
+  pf_->raise_vector(vector);
 }
 
 void SohuDevice::reset_device(const char* why) {
-  resets_.inc();
-  cp_->disable();
+  // The whole device: the PF's registers and queues, every VF's, and the shared units.
+  pf_->reset();
+  for (const std::unique_ptr<Vf>& vf : vfs_) {
+    if (vf) vf->ctl->reset();
+  }
+  std::fill(std::begin(vf_context_), std::end(vf_context_), std::uint16_t{0});
   exec_->abort_waiters();
   mmu_.reset();
   pmu_->reset();
   trace_unit_->reset();
-  errlog_.clear();
-  masked_pending_ = 0;
-  regs_.reset();
-  fill_identity();
-  // State the command processor keeps from register writes follows the registers back.
-  cp_->set_default_coalescing(static_cast<unsigned>(regs_.peek(SOHU_COAL_COUNT) & 0xFFFF),
-                              regs_.peek(SOHU_COAL_TIME_NS));
   last_reset_ = why;
 }
 
-void SohuDevice::fill_identity() {
+void SohuDevice::fill_identity(RegisterFile& regs, bool vf) const {
   // Identification registers from the configuration (after construction and every reset).
-  std::uint64_t cap0 = regs_.peek(SOHU_CAP0);
-  cap0 = (cap0 & ~static_cast<std::uint64_t>(0xFFFFFF)) | (p_.max_io_queues & 0xFF) |
-         (static_cast<std::uint64_t>((p_.max_queue_entries - 1) & 0xFFFF) << 8);
-  regs_.poke(SOHU_CAP0, cap0);
-  regs_.poke(SOHU_CAP1, (p_.matrix.engines & 0xFF) | ((p_.vector.engines & 0xFF) << 8) |
-                            ((p_.dma.channels & 0xFF) << 16) | ((p_.c2c_ports & 0xFF) << 24));
-  regs_.poke(SOHU_HBM_SIZE, p_.hbm_bytes);
-  regs_.poke(SOHU_SRAM_SIZE, sram_->params().capacity);
-  regs_.poke(SOHU_CLOCK_MHZ, static_cast<std::uint64_t>(std::llround(p_.clock_hz / 1e6)));
-  regs_.poke(SOHU_FW_STATUS, SOHU_FW_STATUS_STATE_RUNNING);
+  const DeviceParams& q = vf ? vf_params_ : p_;
+  if (vf) regs.poke(SOHU_ID, kVfId);
+  std::uint64_t cap0 = regs.peek(SOHU_CAP0);
+  cap0 = (cap0 & ~static_cast<std::uint64_t>(0xFFFFFF)) | (q.max_io_queues & 0xFF) |
+         (static_cast<std::uint64_t>((q.max_queue_entries - 1) & 0xFFFF) << 8);
+  regs.poke(SOHU_CAP0, cap0);
+  regs.poke(SOHU_CAP1, (p_.matrix.engines & 0xFF) | ((p_.vector.engines & 0xFF) << 8) |
+                           ((p_.dma.channels & 0xFF) << 16) | ((p_.c2c_ports & 0xFF) << 24));
+  regs.poke(SOHU_HBM_SIZE, p_.hbm_bytes);
+  regs.poke(SOHU_SRAM_SIZE, sram_->params().capacity);
+  regs.poke(SOHU_CLOCK_MHZ, static_cast<std::uint64_t>(std::llround(p_.clock_hz / 1e6)));
+  regs.poke(SOHU_FW_STATUS, SOHU_FW_STATUS_STATE_RUNNING);
 }
 
 // ---- device-level admin commands ---------------------------------------------------
 
-Outcome SohuDevice::admin_device(const Sqe& sqe) {
+Outcome SohuDevice::admin_device(const Sqe& sqe, int vf) {
+  if (vf >= 0) {
+    // A VF's admin queue: its own identity and firmware status; the rest is the device's,
+    // set up by the PF.
+    const std::uint8_t op = sqe.opcode();
+    if (op != SOHU_ADMIN_OP_IDENTIFY && op != SOHU_ADMIN_OP_FW_STATUS) {
+      return Outcome::fail(Status::InvalidOpcode, "admin opcode " + hex(op) +
+                                                      " configures the whole device: the PF's to issue, not VF " +
+                                                      std::to_string(vf) + "'s");
+    }
+  }
   switch (sqe.opcode()) {
     case SOHU_ADMIN_OP_IDENTIFY: {
       IdentifyCmd c{};
@@ -423,7 +387,8 @@ Outcome SohuDevice::admin_device(const Sqe& sqe) {
       std::vector<std::uint8_t> page(4096, 0);
       const auto put32 = [&](std::size_t off, std::uint32_t v) { std::memcpy(page.data() + off, &v, 4); };
       const auto put64 = [&](std::size_t off, std::uint64_t v) { std::memcpy(page.data() + off, &v, 8); };
-      put32(0, static_cast<std::uint32_t>(SOHU_ID_RESET));
+      const DeviceParams& q = vf >= 0 ? vf_params_ : p_;
+      put32(0, vf >= 0 ? kVfId : static_cast<std::uint32_t>(SOHU_ID_RESET));
       put32(4, static_cast<std::uint32_t>(SOHU_VERSION_RESET));
       put32(8, p_.matrix.engines);
       put32(12, p_.matrix.array.rows);
@@ -432,9 +397,9 @@ Outcome SohuDevice::admin_device(const Sqe& sqe) {
       put32(24, p_.vector.lanes);
       put32(28, p_.dma.channels);
       put32(32, p_.c2c_ports);
-      put32(36, p_.max_io_queues);
-      put32(40, p_.max_queue_entries);
-      put32(44, p_.msix_vectors);
+      put32(36, q.max_io_queues);
+      put32(40, q.max_queue_entries);
+      put32(44, q.msix_vectors);
       put64(48, p_.hbm_bytes);
       put64(56, sram_->params().capacity);
       put64(64, static_cast<std::uint64_t>(std::llround(p_.clock_hz)));
@@ -444,7 +409,8 @@ Outcome SohuDevice::admin_device(const Sqe& sqe) {
       }
       const std::size_t n = std::min<std::size_t>(p_.name.size(), 63);
       std::memcpy(page.data() + 128, p_.name.data(), n);
-      if (host_port_->access(true, c.addr, page.data(), page.size(), sqe.correlation()) != PortStatus::Ok) {
+      MemoryPort& host = vf >= 0 ? *vfs_[static_cast<std::size_t>(vf)]->host : *host_port_;
+      if (host.access(true, c.addr, page.data(), page.size(), sqe.correlation()) != PortStatus::Ok) {
         return Outcome::fail(Status::HostDmaError, "IDENTIFY: write to host " + hex(c.addr) + " failed", c.addr);
       }
       return o;
@@ -457,10 +423,10 @@ Outcome SohuDevice::admin_device(const Sqe& sqe) {
         return Outcome::fail(Status::InvalidField,
                              "PMU_CONFIG: event id " + std::to_string(c.event) + " is not in the PMU event table");
       }
-      regs_.poke(SOHU_PMU_EVTSEL(c.counter), c.event);
+      registers().poke(SOHU_PMU_EVTSEL(c.counter), c.event);
       const std::uint32_t ctrl = (pmu_->ctrl() & ~1u) | (c.enable ? 1u : 0u) | (c.reset ? 4u : 0u);
       pmu_->control(ctrl, now_ps());
-      regs_.poke(SOHU_PMU_CTRL, pmu_->ctrl());
+      registers().poke(SOHU_PMU_CTRL, pmu_->ctrl());
       return o;
     }
     case SOHU_ADMIN_OP_TRACE_CONFIG: {
@@ -471,10 +437,10 @@ Outcome SohuDevice::admin_device(const Sqe& sqe) {
       if (!err.empty()) return Outcome::fail(Status::InvalidField, "TRACE_CONFIG: " + err, c.ring);
       trace_unit_->set_mask(c.mask);
       trace_unit_->set_enabled(c.enable);
-      regs_.poke(SOHU_TRC_BASE, c.ring);
-      regs_.poke(SOHU_TRC_SIZE, c.size);
-      regs_.poke(SOHU_TRC_MASK, c.mask);
-      regs_.poke(SOHU_TRC_CTRL, (c.enable ? SOHU_TRC_CTRL_EN_MASK : 0) | SOHU_TRC_CTRL_DROP_ON_FULL_MASK);
+      registers().poke(SOHU_TRC_BASE, c.ring);
+      registers().poke(SOHU_TRC_SIZE, c.size);
+      registers().poke(SOHU_TRC_MASK, c.mask);
+      registers().poke(SOHU_TRC_CTRL, (c.enable ? SOHU_TRC_CTRL_EN_MASK : 0) | SOHU_TRC_CTRL_DROP_ON_FULL_MASK);
       return o;
     }
     case SOHU_ADMIN_OP_FW_STATUS: {
@@ -506,12 +472,30 @@ Outcome SohuDevice::admin_device(const Sqe& sqe) {
       if (!err.empty()) return Outcome::fail(Status::InvalidField, "SET_CONTEXT: " + err);
       return o;
     }
+    case SOHU_ADMIN_OP_VF_CONTEXT: {
+      VfContextCmd c{};
+      Outcome o = decode(sqe, c);
+      if (!o.ok()) return o;
+      if (c.vf >= kVfs) {
+        return Outcome::fail(Status::InvalidField, "VF_CONTEXT: VF " + std::to_string(c.vf) +
+                                                       " does not exist (TotalVFs " + std::to_string(kVfs) +
+                                                       ", indices 0.." + std::to_string(kVfs - 1) + ")");
+      }
+      if (c.context >= p_.mmu.contexts) {
+        return Outcome::fail(Status::InvalidField, "VF_CONTEXT: context " + std::to_string(c.context) +
+                                                       " (device.mmu.contexts is " + std::to_string(p_.mmu.contexts) +
+                                                       ": 1.." + std::to_string(p_.mmu.contexts - 1) +
+                                                       ", or 0 for none)");
+      }
+      vf_context_[c.vf] = c.context;
+      return o;
+    }
     case SOHU_ADMIN_OP_SET_FEATURES: {  // POWER_STATE (the command processor handles the rest)
       FeatureCmd f{};
       Outcome o = decode(sqe, f, true);
       if (!o.ok()) return o;
       const std::uint64_t ps = f.value & 3;
-      regs_.poke(SOHU_POWER_STATE, ps | (ps << 16));
+      registers().poke(SOHU_POWER_STATE, ps | (ps << 16));
       return o;
     }
     default:
@@ -531,8 +515,8 @@ void SohuDevice::on_command(const Sqe& sqe, std::uint16_t qid, bool start, std::
   trace_unit_->record(r, kTraceCommands);
   if (!start && pmu_->irq_enabled()) {
     if (pmu_->poll_overflow(now_ps()) != 0) {
-      regs_.poke(SOHU_INT_STATUS, regs_.peek(SOHU_INT_STATUS) | SOHU_INT_STATUS_PMU_OVF_MASK);
-      raise_vector(static_cast<unsigned>(regs_.peek(SOHU_ERR_VECTOR) & 0x7FF));
+      registers().poke(SOHU_INT_STATUS, registers().peek(SOHU_INT_STATUS) | SOHU_INT_STATUS_PMU_OVF_MASK);
+      raise_vector(static_cast<unsigned>(registers().peek(SOHU_ERR_VECTOR) & 0x7FF));
     }
   }
 }

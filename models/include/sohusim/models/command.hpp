@@ -60,6 +60,7 @@ struct Sqe {
   std::uint8_t flags() const;
   std::uint16_t cid() const;
   std::uint16_t context() const;
+  void set_context(std::uint16_t context);
   std::uint64_t correlation() const;
   bool no_completion_irq() const;
 };
@@ -119,6 +120,10 @@ struct SetContextCmd {
   std::uint16_t context;
   bool valid;
   std::uint32_t entries;
+};
+struct VfContextCmd {
+  std::uint16_t vf;       // 0-based VF index
+  std::uint16_t context;  // 0: none
 };
 struct IdentifyCmd {
   std::uint64_t addr;
@@ -187,6 +192,7 @@ Outcome decode(const Sqe&, FeatureCmd&, bool set);
 Outcome decode(const Sqe&, PmuConfigCmd&);
 Outcome decode(const Sqe&, TraceConfigCmd&);
 Outcome decode(const Sqe&, SetContextCmd&);
+Outcome decode(const Sqe&, VfContextCmd&);
 Outcome decode(const Sqe&, IdentifyCmd&);
 Outcome decode(const Sqe&, DmaCopyCmd&);
 Outcome decode(const Sqe&, GemmCmd&);

@@ -97,12 +97,26 @@ struct ExecutorWiring {
   std::function<void(unsigned engine, std::uint32_t tiles, std::uint64_t correlation)> engine_activity;
 };
 
+/// Who issued a command. The PF: the device's host port (its requester ID) and the context
+/// the entry names. A VF (SR-IOV): its own host port, so that its DMA carries the VF's
+/// requester ID and the host IOMMU translates it in the VF's domain; its entries run in the
+/// device-MMU context its PF assigned (VF_CONTEXT), whatever context they name, so that a VF
+/// reaches only the device memory its PF gave it.
+struct Issuer {
+  MemoryPort* host = nullptr;  // nullptr: the device's (PF's) host port
+  int vf = -1;                 // VF index (0-based); -1: the PF
+  std::uint16_t context = 0;   // a VF's assigned context; 0: none assigned yet
+};
+
 class CommandExecutor {
  public:
+  /// The context a VF's commands carry while its PF has assigned none: every device-memory
+  /// operand faults (MMU_FAULT) instead of reaching physical memory.
+  static constexpr std::uint16_t kNoContext = 0xFFFF;
   CommandExecutor(ExecutorWiring wiring, unsigned device_index, const counters::Scope& device_scope);
   /// Executes one I/O command (already fetched). Blocking. The outcome's status goes into
   /// the completion entry; `result` into its RESULT field.
-  Outcome execute(const Sqe& sqe, std::uint16_t qid);
+  Outcome execute(const Sqe& sqe, std::uint16_t qid, const Issuer& who = {});
   /// Connects chip-to-chip port `peer_index` (the peer's device index).
   void connect(unsigned peer_index, PeerLink link) { peers_[peer_index] = link; }
   unsigned device_index() const { return index_; }
@@ -124,7 +138,7 @@ class CommandExecutor {
   Outcome check_device_range(unsigned ctx, Space space, std::uint64_t addr, std::uint64_t bytes, bool write,
                              unsigned align, const char* what, Operand& out);
   /// validate_only: GEMM, ATTENTION and VECTOR stop after their operand checks (replay).
-  Outcome dispatch(const Sqe& sqe, std::uint16_t qid, bool validate_only = false);
+  Outcome dispatch(const Sqe& sqe, std::uint16_t qid, bool validate_only = false, const Issuer& who = {});
   // Replay (see the header comment).
   struct Replay {
     std::uint64_t duration_ps = 0;
@@ -136,16 +150,16 @@ class CommandExecutor {
   static std::vector<std::uint32_t> signature(const Sqe& sqe);
   Outcome execute_with_replay(const Sqe& sqe, std::uint16_t qid);
   std::vector<std::pair<counters::Counter*, std::uint64_t>> device_counters();
-  Outcome exec_dma(const Sqe&);
+  Outcome exec_dma(const Sqe&, const Issuer& who);
   Outcome exec_gemm(const Sqe&, bool validate_only);
   Outcome exec_attention(const Sqe&, bool validate_only);
   Outcome exec_vector(const Sqe&, bool validate_only);
   Outcome exec_collective(const Sqe&);
   Outcome exec_sem_signal(const Sqe&);
   Outcome exec_sem_wait(const Sqe&);
-  Outcome exec_timestamp(const Sqe&);
-  Outcome exec_pmu_snapshot(const Sqe&);
-  Outcome exec_program(const Sqe&, std::uint16_t qid);
+  Outcome exec_timestamp(const Sqe&, const Issuer& who);
+  Outcome exec_pmu_snapshot(const Sqe&, const Issuer& who);
+  Outcome exec_program(const Sqe&, std::uint16_t qid, const Issuer& who);
   /// Runs per-engine tile lists on the matrix (or vector) engines; false on a memory error.
   bool run_engines(bool matrix, std::vector<std::vector<EngineTile>>& per_engine, DataType dt,
                    std::uint64_t correlation, const char* tile_name);

@@ -44,8 +44,10 @@ class DmaEngine {
   /// `ports[s]` serves Space s (nullptr: the space is unreachable from this device).
   DmaEngine(const DmaParams& params, std::array<MemoryPort*, kNumSpaces> ports, counters::Scope scope);
   /// Copies `bytes` from (src_space, src) to (dst_space, dst). Blocking: call from a thread.
+  /// `host`, if given, serves the host space instead of ports[Host] (a VF's own port, whose
+  /// DMA carries the VF's requester ID).
   DmaResult copy(Space src_space, std::uint64_t src, Space dst_space, std::uint64_t dst, std::uint64_t bytes,
-                 std::uint64_t correlation);
+                 std::uint64_t correlation, MemoryPort* host = nullptr);
   MemoryPort* port(Space s) const { return ports_[static_cast<unsigned>(s)]; }
   const DmaParams& params() const noexcept { return params_; }
 

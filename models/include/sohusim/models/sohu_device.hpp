@@ -6,6 +6,12 @@
 // window onto HBM, NVMe-style queues in host memory (command_processor.hpp), DMA over PCIe
 // through the host IOMMU, and MSI-X interrupts.
 //
+// SR-IOV: the PF offers seven virtual functions (functions 1..7 of its bus). Each VF that
+// software enables has a BAR0 with the PF's register layout and a controller of its own
+// (function_controller.hpp: registers, error log, admin and I/O queues, MSI-X, DMA with the
+// VF's requester ID); its commands share the device's engines and memories and run in the
+// device-MMU context the PF assigns with VF_CONTEXT (docs/device.md, "Virtual functions").
+//
 // Inside: HBM stacks (memory::HbmMemory, either fidelity), the SRAM scratchpad
 // (memory::Sram), the DMA engine, matrix and vector engines run per tile by the
 // CommandExecutor, the device MMU, the PMU, the trace unit, the timestamp counter, the error
@@ -15,7 +21,9 @@
 // binds to the endpoint's dma_socket. attach() gives the device its endpoint for MSI-X and
 // Function Level Reset. Stats live under the device prefix (e.g. `dev0`): `dev0.cp.*`,
 // `dev0.me3.*`, `dev0.ve0.*`, `dev0.dma.*`, `dev0.hbm.*`, `dev0.sram.*`, `dev0.mmu.*`,
-// `dev0.trace_unit.*`, `dev0.c2c.p<k>.tx.*`, `dev0.errors`, `dev0.energy.*`.
+// `dev0.trace_unit.*`, `dev0.c2c.p<k>.tx.*`, `dev0.errors`, `dev0.energy.*`; a VF's
+// controller under `dev0.vf<i>` (`dev0.vf0.cp.*`, `dev0.vf0.errors`), registered when the VF
+// first appears.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -36,6 +44,7 @@
 #include "sohusim/models/dma_engine.hpp"
 #include "sohusim/models/energy_model.hpp"
 #include "sohusim/models/error_log.hpp"
+#include "sohusim/models/function_controller.hpp"
 #include "sohusim/models/pmu.hpp"
 #include "sohusim/models/register_map.hpp"
 #include "sohusim/models/semaphore_bank.hpp"
@@ -62,6 +71,9 @@ class SohuDevice : public sc_core::sc_module {
   /// The PCIe function the device presents: IDs, BAR0 (registers), BAR2 (HBM aperture),
   /// MSI-X in BAR0, link capabilities.
   static pcie::PcieFunctionSpec function_spec(const DeviceParams& params, unsigned link_generation, unsigned lanes);
+  static constexpr unsigned kVfs = 7;         // SR-IOV TotalVFs
+  static constexpr unsigned kVfIoQueues = 8;  // I/O queue pairs per VF (its CAP0.MQP)
+  static constexpr unsigned kVfVectors = 16;  // MSI-X vectors per VF
 
   /// Connects the endpoint in front of the device: MSI-X delivery, FLR resets the device.
   void attach(pcie::PcieEndpoint& endpoint);
@@ -76,9 +88,15 @@ class SohuDevice : public sc_core::sc_module {
   const std::string& prefix() const noexcept { return prefix_; }
   memory::HbmMemory& hbm() { return *hbm_; }
   memory::Sram& sram() { return *sram_; }
-  RegisterFile& registers() { return regs_; }
-  const ErrorLog& error_log() const { return errlog_; }
-  CommandProcessor& command_processor() { return *cp_; }
+  RegisterFile& registers() { return pf_->registers(); }
+  const ErrorLog& error_log() const { return pf_->error_log(); }
+  CommandProcessor& command_processor() { return pf_->command_processor(); }
+  /// VF `index`'s controller, or nullptr if that VF has never been enabled.
+  FunctionController* vf(unsigned index) {
+    return index < vfs_.size() && vfs_[index] ? vfs_[index]->ctl.get() : nullptr;
+  }
+  /// The device-MMU context the PF assigned VF `index` (0: none).
+  std::uint16_t vf_context(unsigned index) const { return index < kVfs ? vf_context_[index] : 0; }
   CommandExecutor& executor() { return *exec_; }
   Pmu& pmu() { return *pmu_; }
   TraceUnit& trace_unit() { return *trace_unit_; }
@@ -89,14 +107,22 @@ class SohuDevice : public sc_core::sc_module {
   EnergyReport energy(double seconds) const;
 
  private:
+  struct Vf {
+    pcie::RequesterId rid = 0;
+    std::unique_ptr<TlmMemoryPort> host;  // DMA with the VF's requester ID
+    std::unique_ptr<FunctionController> ctl;
+  };
   void bar_access(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   void install_hooks();
-  void fill_identity();
+  void fill_identity(RegisterFile& regs, bool vf) const;
   void reset_device(const char* why);
   void report_error(ErrorEntry e);
   void raise_vector(unsigned vector);
-  void update_error_registers();
-  Outcome admin_device(const Sqe& sqe);
+  bool send_msix(pcie::RequesterId rid, unsigned vector);
+  Outcome execute_io(const Sqe& sqe, std::uint16_t qid, const Issuer& who);
+  /// `vf` < 0: the PF's admin queue; else VF `vf`'s.
+  Outcome admin_device(const Sqe& sqe, int vf);
+  void sync_vfs(pcie::PhysicalFunction& functions);
   void on_command(const Sqe& sqe, std::uint16_t qid, bool start, std::uint16_t status);
   std::uint64_t now_ps() const;
 
@@ -111,8 +137,6 @@ class SohuDevice : public sc_core::sc_module {
   std::unique_ptr<memory::HbmMemory> hbm_;
   std::unique_ptr<memory::Sram> sram_;
   std::unique_ptr<TlmMemoryPort> host_port_, hbm_port_, sram_port_;
-  RegisterFile regs_;
-  ErrorLog errlog_;
   TimestampCounter clock_;
   DeviceMmu mmu_;
   SemaphoreBank semaphores_;
@@ -120,17 +144,15 @@ class SohuDevice : public sc_core::sc_module {
   std::unique_ptr<Pmu> pmu_;
   std::unique_ptr<TraceUnit> trace_unit_;
   std::unique_ptr<CommandExecutor> exec_;
-  std::unique_ptr<CommandProcessor> cp_;
+  std::unique_ptr<FunctionController> pf_;
+  DeviceParams vf_params_;                // what a VF's queues may use (queues, vectors)
+  std::vector<std::unique_ptr<Vf>> vfs_;  // created when VF i first appears
+  std::uint16_t vf_context_[kVfs] = {};   // VF_CONTEXT assignments
   std::vector<std::unique_ptr<C2cChannel>> owned_channels_;
   pcie::PcieEndpoint* endpoint_ = nullptr;
   std::string last_reset_;
-  std::uint32_t masked_pending_ = 0;  // vectors < 32 raised while INT_MASK had them masked
-  counters::Counter& errors_;
-  counters::Counter& errors_dropped_;
-  counters::Counter& msix_raised_;
   counters::Counter& bar2_reads_;
   counters::Counter& bar2_writes_;
-  counters::Counter& resets_;
   counters::Counter& mmu_hits_;
   counters::Counter& mmu_misses_;
 };

@@ -517,6 +517,14 @@
  * the physical page address. Installing flushes the context's TLB entries.
  */
 #define SOHU_ADMIN_OP_SET_CONTEXT 0x0Bu
+/*
+ * VF_CONTEXT: PF only. Assign an SR-IOV virtual function its device-MMU context: every command of
+ * that VF then runs in this context, whatever context its entry names, so the VF reaches only the
+ * device memory the context maps. A VF with no context (0, the reset state) fails every device-
+ * memory operand with MMU_FAULT. The context is installed with SET_CONTEXT by the PF, before or
+ * after; it stays assigned across the VF's resets and is cleared when the PF resets.
+ */
+#define SOHU_ADMIN_OP_VF_CONTEXT 0x0Cu
 
 /* ==== admin IDENTIFY operands ==== */
 /* DW4-5 ADDR: Host IOVA of a 4 KiB buffer. */
@@ -649,6 +657,16 @@
 #define SOHU_ADMIN_SET_CONTEXT_ENTRIES_DW 8
 #define SOHU_ADMIN_SET_CONTEXT_ENTRIES_SHIFT 0
 #define SOHU_ADMIN_SET_CONTEXT_ENTRIES_MASK 0xFFFFFFFFu
+
+/* ==== admin VF_CONTEXT operands ==== */
+/* DW6[15:0] VF: VF index, 0-based (0..NumVFs-1 of the SR-IOV capability). */
+#define SOHU_ADMIN_VF_CONTEXT_VF_DW 6
+#define SOHU_ADMIN_VF_CONTEXT_VF_SHIFT 0
+#define SOHU_ADMIN_VF_CONTEXT_VF_MASK 0x0000FFFFu
+/* DW7[15:0] CONTEXT: Context id (1..device.mmu.contexts-1); 0 removes the assignment. */
+#define SOHU_ADMIN_VF_CONTEXT_CONTEXT_DW 7
+#define SOHU_ADMIN_VF_CONTEXT_CONTEXT_SHIFT 0
+#define SOHU_ADMIN_VF_CONTEXT_CONTEXT_MASK 0x0000FFFFu
 
 /* ==== I/O opcodes ==== */
 /* NOP: Completes with SUCCESS and does nothing. */
