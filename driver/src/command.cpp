@@ -213,6 +213,12 @@ Command collective(CollOp op, std::uint64_t addr, std::uint64_t length, unsigned
   return c;
 }
 
+Command all_reduce(std::uint64_t addr, std::uint64_t length, std::uint32_t peers, DType dtype, std::uint32_t tag) {
+  Command c = collective(CollOp::AllReduce, addr, length, 0, dtype, tag);
+  SOHU_SET(c, SOHU_IO_COLLECTIVE_PEERS, peers);
+  return c;
+}
+
 Command sem_signal(unsigned sem, unsigned device, std::uint32_t value) {
   Command c = make(SOHU_IO_OP_SEM_SIGNAL);
   SOHU_SET(c, SOHU_IO_SEM_SIGNAL_SEM, sem);

@@ -354,9 +354,12 @@ Outcome decode(const Sqe& sqe, CollectiveCmd& c) {
   c.addr = F64(SOHU_IO_COLLECTIVE_ADDR);
   c.length = F64(SOHU_IO_COLLECTIVE_LENGTH);
   const unsigned op = F(SOHU_IO_COLLECTIVE_OP);
-  if (op > 3) return Outcome::fail(Status::InvalidField, "COLLECTIVE: OP " + std::to_string(op) + " is not 0 .. 3");
+  if (op > 4) return Outcome::fail(Status::InvalidField, "COLLECTIVE: OP " + std::to_string(op) + " is not 0 .. 4");
   c.op = static_cast<CollectiveOp>(op);
   c.peer = F(SOHU_IO_COLLECTIVE_PEER);
+  c.peers = F(SOHU_IO_COLLECTIVE_PEERS);
+  if (c.op == CollectiveOp::AllReduce && c.peers == 0)
+    return Outcome::fail(Status::InvalidField, "COLLECTIVE ALL_REDUCE: PEERS names no device");
   if (!(o = dtype_field(F(SOHU_IO_COLLECTIVE_DTYPE), "COLLECTIVE", "DTYPE", c.dtype)).ok()) return o;
   c.tag = F(SOHU_IO_COLLECTIVE_TAG);
   if (!(o = nonzero(c.length, "COLLECTIVE", "LENGTH")).ok()) return o;

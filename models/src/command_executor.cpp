@@ -776,10 +776,97 @@ void CommandExecutor::deliver(unsigned from, std::uint32_t tag, Message m) {
   arrived_.notify(sc_core::SC_ZERO_TIME);
 }
 
+Outcome CommandExecutor::exec_all_reduce(const Sqe& sqe, const CollectiveCmd& c) {
+  std::vector<unsigned> peers;
+  for (unsigned d = 0; d < 32; ++d) {
+    if (((c.peers >> d) & 1u) == 0) continue;
+    if (d == index_) {
+      return Outcome::fail(Status::InvalidField,
+                           "COLLECTIVE ALL_REDUCE: PEERS names this device (" + std::to_string(d) + ") itself");
+    }
+    auto it = peers_.find(d);
+    if (it == peers_.end() || it->second.peer == nullptr) {
+      return Outcome::fail(Status::PeerUnreachable,
+                           "COLLECTIVE ALL_REDUCE: no chip-to-chip port to device " + std::to_string(d));
+    }
+    peers.push_back(d);
+  }
+  Operand local;
+  Outcome o = check_device_range(sqe.context(), Space::Hbm, c.addr, c.length, true, bytes_of(c.dtype),
+                                 "COLLECTIVE buffer", local);
+  if (!o.ok()) return o;
+  const bool data = w_.hbm->holds_data();
+  // One read of the buffer, then one transfer per port, all ports at once (each link
+  // serialises its own transfers); the messages land in the peers' inboxes.
+  std::vector<std::uint8_t> mine(data ? c.length : 0);
+  w_.hbm->access(false, local.phys, data ? mine.data() : nullptr, c.length, sqe.correlation());
+  for (unsigned d : peers) {
+    PeerLink& l = peers_[d];
+    Message m;
+    m.length = c.length;
+    if (data && l.peer->hbm().holds_data()) m.data = mine;
+    m.arrive_ps = l.tx->send(now_ps(), c.length);
+    l.peer->deliver(index_, c.tag, std::move(m));
+  }
+  // Every peer's buffer with this tag, in whatever order they come.
+  const std::uint64_t gen = abort_generation_;
+  std::vector<Message> got(peers.size());
+  std::vector<bool> have(peers.size(), false);
+  std::size_t missing = peers.size();
+  std::uint64_t last_arrival = now_ps();
+  while (missing > 0) {
+    if (gen != abort_generation_) return Outcome::fail(Status::AbortedReset, "COLLECTIVE ALL_REDUCE: aborted");
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      if (have[i]) continue;
+      auto q = inbox_.find(std::make_pair(peers[i], c.tag));
+      if (q == inbox_.end() || q->second.empty()) continue;
+      got[i] = std::move(q->second.front());
+      q->second.pop_front();
+      if (q->second.empty()) inbox_.erase(q);
+      if (got[i].length != c.length) {
+        return Outcome::fail(Status::InvalidField, "COLLECTIVE ALL_REDUCE of " + std::to_string(c.length) +
+                                                       " bytes met a message of " + std::to_string(got[i].length) +
+                                                       " from device " + std::to_string(peers[i]) + " (tag " +
+                                                       std::to_string(c.tag) + ")");
+      }
+      last_arrival = std::max(last_arrival, got[i].arrive_ps);
+      have[i] = true;
+      --missing;
+    }
+    if (missing > 0) sc_core::wait(arrived_);
+  }
+  if (last_arrival > now_ps()) wait_ps(last_arrival - now_ps());
+  if (gen != abort_generation_) return Outcome::fail(Status::AbortedReset, "COLLECTIVE ALL_REDUCE: aborted");
+  // The adds, spread over every vector engine; the buffer is read again and written once.
+  w_.hbm->access(false, local.phys, nullptr, c.length, sqe.correlation());
+  const std::uint64_t elems = c.length / bytes_of(c.dtype);
+  const VectorWork add = vector_op_cost(w_.params->vector, VectorOp::Add, static_cast<std::uint32_t>(peers.size()),
+                                        std::max<std::uint64_t>(1, elems), c.dtype, c.dtype);
+  const std::uint64_t engines = std::max(1u, w_.params->vector.engines);
+  wait_ps((add.cycles + engines - 1) / engines * w_.params->period_ps());
+  if (data) {
+    // Summed in device order, the same order on every device: every device gets the same bits.
+    std::vector<std::pair<unsigned, const std::vector<std::uint8_t>*>> parts{{index_, &mine}};
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      if (!got[i].data.empty()) parts.emplace_back(peers[i], &got[i].data);
+    }
+    std::sort(parts.begin(), parts.end());
+    std::vector<float> total(static_cast<std::size_t>(elems), 0.0f), y(total.size());
+    for (const auto& part : parts) {
+      decode(c.dtype, part.second->data(), y.data(), y.size());
+      for (std::size_t e = 0; e < total.size(); ++e) total[e] += y[e];
+    }
+    encode(c.dtype, total.data(), mine.data(), total.size());
+  }
+  w_.hbm->access(true, local.phys, data ? mine.data() : nullptr, c.length, sqe.correlation());
+  return {};
+}
+
 Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
   CollectiveCmd c{};
   Outcome o = decode(sqe, c);
   if (!o.ok()) return o;
+  if (c.op == CollectiveOp::AllReduce) return exec_all_reduce(sqe, c);
   auto it = peers_.find(c.peer);
   if (it == peers_.end() || it->second.peer == nullptr) {
     return Outcome::fail(Status::PeerUnreachable,

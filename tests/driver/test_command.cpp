@@ -330,6 +330,11 @@ TEST(CommandBuilders, CollectiveFields) {
   EXPECT_EQ(GET(collective(CollOp::Recv, 0, 1, 0, DType::Fp32, 0), SOHU_IO_COLLECTIVE_OP), SOHU_IO_COLLECTIVE_OP_RECV);
   EXPECT_EQ(GET(collective(CollOp::GatherStep, 0, 1, 0, DType::Fp32, 0), SOHU_IO_COLLECTIVE_OP),
             SOHU_IO_COLLECTIVE_OP_GATHER_STEP);
+  const Command a = all_reduce(0x4000, 4096, 0xFEu, DType::Fp8E4M3, 42);
+  EXPECT_EQ(GET(a, SOHU_IO_COLLECTIVE_OP), SOHU_IO_COLLECTIVE_OP_ALL_REDUCE);
+  EXPECT_EQ(GET(a, SOHU_IO_COLLECTIVE_PEERS), 0xFEu);
+  EXPECT_EQ(GET64(a, SOHU_IO_COLLECTIVE_LENGTH), 4096u);
+  EXPECT_EQ(GET(a, SOHU_IO_COLLECTIVE_TAG), 42u);
   Defined def;
   DEF(def, SOHU_IO_COLLECTIVE_ADDR);
   DEF(def, SOHU_IO_COLLECTIVE_LENGTH);
@@ -337,7 +342,9 @@ TEST(CommandBuilders, CollectiveFields) {
   DEF(def, SOHU_IO_COLLECTIVE_PEER);
   DEF(def, SOHU_IO_COLLECTIVE_DTYPE);
   DEF(def, SOHU_IO_COLLECTIVE_TAG);
+  DEF(def, SOHU_IO_COLLECTIVE_PEERS);
   expect_no_reserved_bits(c, def);
+  expect_no_reserved_bits(a, def);
 }
 
 TEST(CommandBuilders, SemaphoreFields) {

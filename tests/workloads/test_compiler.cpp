@@ -27,6 +27,7 @@ struct Coll {
   unsigned op, peer;
   std::uint64_t addr, length;
   std::uint32_t tag;
+  std::uint32_t peers;  // ALL_REDUCE
 };
 
 std::vector<Coll> collectives(const drv::Program& p) {
@@ -36,7 +37,7 @@ std::vector<Coll> collectives(const drv::Program& p) {
     const std::uint32_t d8 = c.dw[SOHU_IO_COLLECTIVE_OP_DW];
     out.push_back(Coll{d8 & SOHU_IO_COLLECTIVE_OP_MASK, (d8 & SOHU_IO_COLLECTIVE_PEER_MASK) >> 8,
                        c.dw[4] | (std::uint64_t{c.dw[5]} << 32), c.dw[6] | (std::uint64_t{c.dw[7]} << 32),
-                       c.dw[SOHU_IO_COLLECTIVE_TAG_DW]});
+                       c.dw[SOHU_IO_COLLECTIVE_TAG_DW], c.dw[SOHU_IO_COLLECTIVE_PEERS_DW]});
   }
   return out;
 }
@@ -70,7 +71,8 @@ Compiled compile_all(unsigned ranks, unsigned batch, wl::AllReduceAlgorithm algo
 }
 
 // Every SEND from rank r to device 10+p under tag t has a receiving step on rank p naming
-// device 10+r with the same tag and length, and vice versa; returns the bytes each rank sent.
+// device 10+r with the same tag and length, and vice versa (an ALL_REDUCE sends to and
+// receives from each device of its PEERS); returns the bytes each rank sent.
 std::vector<std::uint64_t> check_matched(const Compiled& c) {
   const unsigned n = static_cast<unsigned>(c.programs.size());
   using Key = std::tuple<unsigned, unsigned, std::uint32_t>;  // from rank, to rank, tag
@@ -78,6 +80,16 @@ std::vector<std::uint64_t> check_matched(const Compiled& c) {
   std::vector<std::uint64_t> bytes(n, 0);
   for (unsigned r = 0; r < n; ++r) {
     for (const Coll& x : collectives(c.programs[r].program)) {
+      if (x.op == SOHU_IO_COLLECTIVE_OP_ALL_REDUCE) {
+        EXPECT_EQ(x.peers & (1u << (10 + r)), 0u) << "an ALL_REDUCE names its own device";
+        for (unsigned p = 0; p < n; ++p) {
+          if ((x.peers >> (10 + p) & 1u) == 0) continue;
+          sent[{r, p, x.tag}].push_back(x.length);
+          received[{p, r, x.tag}].push_back(x.length);
+          bytes[r] += x.length;
+        }
+        continue;
+      }
       EXPECT_GE(x.peer, 10u);
       const unsigned p = x.peer - 10;
       EXPECT_NE(p, r);
@@ -96,12 +108,17 @@ std::vector<std::uint64_t> check_matched(const Compiled& c) {
 
 }  // namespace
 
-TEST(Compiler, OneShotSendsTheWholeBufferToEveryPeer) {
+TEST(Compiler, OneShotIsOneAllReduceCommandNamingEveryPeer) {
   const Compiled c = compile_all(4, 64, wl::AllReduceAlgorithm::OneShot);
   const std::vector<std::uint64_t> bytes = check_matched(c);
   const std::vector<Coll> x = collectives(c.programs[1].program);
-  ASSERT_EQ(x.size(), 2u * 2u * 6u);  // 2 layers x 2 all-reduces x (3 SEND + 3 REDUCE_STEP)
-  for (const Coll& k : x) EXPECT_EQ(k.length, c.allreduce_bytes);
+  ASSERT_EQ(x.size(), 2u * 2u);  // 2 layers x 2 all-reduces, one ALL_REDUCE each
+  for (const Coll& k : x) {
+    EXPECT_EQ(k.op, SOHU_IO_COLLECTIVE_OP_ALL_REDUCE);
+    EXPECT_EQ(k.length, c.allreduce_bytes);
+    EXPECT_EQ(k.addr, c.plans[1].address("partial"));
+    EXPECT_EQ(k.peers, (1u << 10) | (1u << 12) | (1u << 13));  // devices of ranks 0, 2, 3
+  }
   EXPECT_EQ(bytes[1], 4u * 3u * c.allreduce_bytes);
   EXPECT_EQ(c.programs[1].next_tag, 100u + 4u);  // one tag per all-reduce
 }

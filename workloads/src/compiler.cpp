@@ -306,15 +306,17 @@ class Lowering {
       return;
     }
     if (algorithm == AllReduceAlgorithm::OneShot) {
-      // Every peer gets the whole buffer (eager SENDs: all ports at once), then each peer's
-      // buffer is added into one's own.
-      const std::uint64_t bytes = elems * eb_;
+      // One command: every peer gets the whole buffer (all ports at once), then every peer's
+      // buffer is added into one's own (COLLECTIVE ALL_REDUCE).
+      std::uint32_t mask = 0;
       for (unsigned j = 1; j < n; ++j) {
-        cmds_.push_back(driver::collective(driver::CollOp::Send, base, bytes, peer(j), opt_.dtype, tag_));
+        if (peer(j) >= 32) {
+          throw std::invalid_argument("compiler: " + op.name + ": device index " + std::to_string(peer(j)) +
+                                      " is beyond the 32 an ALL_REDUCE's PEERS mask names");
+        }
+        mask |= 1u << peer(j);
       }
-      for (unsigned j = 1; j < n; ++j) {
-        cmds_.push_back(driver::collective(driver::CollOp::ReduceStep, base, bytes, from(j), opt_.dtype, tag_));
-      }
+      cmds_.push_back(driver::all_reduce(base, elems * eb_, mask, opt_.dtype, tag_));
       ++tag_;
       return;
     }

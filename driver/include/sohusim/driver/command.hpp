@@ -31,7 +31,7 @@ enum class VOp : std::uint8_t {                                                 
   Softmax = 9
 };
 enum class Space : std::uint8_t { Host = 0, Hbm = 1, Sram = 2, PeerHbm = 3 };  // SOHU_SPACE_*
-enum class CollOp : std::uint8_t { Send = 0, Recv = 1, ReduceStep = 2, GatherStep = 3 };
+enum class CollOp : std::uint8_t { Send = 0, Recv = 1, ReduceStep = 2, GatherStep = 3, AllReduce = 4 };
 
 /// Bytes per element (FP8 1, BF16/FP16 2, FP32 4).
 unsigned dtype_bytes(DType t);
@@ -105,6 +105,9 @@ struct VectorDesc {
 Command vector(const VectorDesc& v);
 
 Command collective(CollOp op, std::uint64_t addr, std::uint64_t length, unsigned peer, DType dtype, std::uint32_t tag);
+/// COLLECTIVE ALL_REDUCE: a one-shot all-reduce of the buffer with every device of `peers`
+/// (bit i = device i), whose ALL_REDUCEs carry the same tag.
+Command all_reduce(std::uint64_t addr, std::uint64_t length, std::uint32_t peers, DType dtype, std::uint32_t tag);
 /// SEM_SIGNAL.DEVICE meaning "this device" (SOHU_IO_SEM_SIGNAL_DEVICE_LOCAL).
 inline constexpr unsigned kLocalDevice = 0xFF;
 Command sem_signal(unsigned sem, unsigned device, std::uint32_t value);  // device 0xFF = local

@@ -159,11 +159,12 @@ struct VectorCmd {
   std::uint32_t aux, aux2;
   std::uint32_t group;  // ROPE: rows sharing a position (>= 1)
 };
-enum class CollectiveOp : std::uint8_t { Send = 0, Recv = 1, ReduceStep = 2, GatherStep = 3 };
+enum class CollectiveOp : std::uint8_t { Send = 0, Recv = 1, ReduceStep = 2, GatherStep = 3, AllReduce = 4 };
 struct CollectiveCmd {
   std::uint64_t addr, length;
   CollectiveOp op;
   unsigned peer;
+  std::uint32_t peers;  // ALL_REDUCE: bit i = device i
   DataType dtype;
   std::uint32_t tag;
 };

@@ -19,6 +19,11 @@
 //                 the chip-to-chip port and completes; the receiver's matching command (by
 //                 peer, tag) waits for the message's arrival and writes it into its HBM (a
 //                 reduce step adds it into the buffer on the vector lanes first).
+//                 ALL_REDUCE does a one-shot all-reduce in one command: one read of the
+//                 buffer, sent on every named peer's port at once; when all the peers'
+//                 buffers (same tag) have arrived, the adds on the vector lanes and one
+//                 write. Functional sums run in device order, so every device gets the
+//                 same bits.
 //   SEM_SIGNAL/SEM_WAIT, FENCE, TIMESTAMP, PMU_SNAPSHOT, NOP, EXEC_PROGRAM.
 //
 // Functional mode (sim.data_mode functional): after a compute command's timing, its
@@ -155,6 +160,7 @@ class CommandExecutor {
   Outcome exec_attention(const Sqe&, bool validate_only);
   Outcome exec_vector(const Sqe&, bool validate_only);
   Outcome exec_collective(const Sqe&);
+  Outcome exec_all_reduce(const Sqe&, const CollectiveCmd&);
   Outcome exec_sem_signal(const Sqe&);
   Outcome exec_sem_wait(const Sqe&);
   Outcome exec_timestamp(const Sqe&, const Issuer& who);

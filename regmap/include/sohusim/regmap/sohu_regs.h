@@ -687,7 +687,12 @@
 #define SOHU_IO_OP_ATTENTION 0x03u
 /* VECTOR: Vector-engine operation over ROWS x COLS. */
 #define SOHU_IO_OP_VECTOR 0x04u
-/* COLLECTIVE: One step of a collective over a chip-to-chip port. */
+/*
+ * COLLECTIVE: One step of a collective over a chip-to-chip port, or a whole one-shot all-reduce
+ * over several (ALL_REDUCE: the buffer is read once and sent to every peer in PEERS at once, one
+ * port each; when every peer's buffer with the same TAG has arrived, they are added into the buffer
+ * on the vector lanes, read and written once).
+ */
 #define SOHU_IO_OP_COLLECTIVE 0x05u
 /* SEM_SIGNAL: Add VALUE to a semaphore, local or on a peer device. */
 #define SOHU_IO_OP_SEM_SIGNAL 0x06u
@@ -920,18 +925,23 @@
 #define SOHU_IO_COLLECTIVE_OP_RECV 1u
 #define SOHU_IO_COLLECTIVE_OP_REDUCE_STEP 2u
 #define SOHU_IO_COLLECTIVE_OP_GATHER_STEP 3u
-/* DW8[15:8] PEER: Peer device index. */
+#define SOHU_IO_COLLECTIVE_OP_ALL_REDUCE 4u
+/* DW8[15:8] PEER: Peer device index (not ALL_REDUCE). */
 #define SOHU_IO_COLLECTIVE_PEER_DW 8
 #define SOHU_IO_COLLECTIVE_PEER_SHIFT 8
 #define SOHU_IO_COLLECTIVE_PEER_MASK 0x0000FF00u
-/* DW8[19:16] DTYPE: Element type (REDUCE_STEP). (DTYPE encoding) */
+/* DW8[19:16] DTYPE: Element type (REDUCE_STEP, ALL_REDUCE). (DTYPE encoding) */
 #define SOHU_IO_COLLECTIVE_DTYPE_DW 8
 #define SOHU_IO_COLLECTIVE_DTYPE_SHIFT 16
 #define SOHU_IO_COLLECTIVE_DTYPE_MASK 0x000F0000u
-/* DW9[31:0] TAG: Matches a SEND with its RECV. */
+/* DW9[31:0] TAG: Matches a SEND with its RECV (ALL_REDUCE: the peers' ALL_REDUCEs with it). */
 #define SOHU_IO_COLLECTIVE_TAG_DW 9
 #define SOHU_IO_COLLECTIVE_TAG_SHIFT 0
 #define SOHU_IO_COLLECTIVE_TAG_MASK 0xFFFFFFFFu
+/* DW10[31:0] PEERS: ALL_REDUCE: the peers, bit i = device i (not this device; at least one). */
+#define SOHU_IO_COLLECTIVE_PEERS_DW 10
+#define SOHU_IO_COLLECTIVE_PEERS_SHIFT 0
+#define SOHU_IO_COLLECTIVE_PEERS_MASK 0xFFFFFFFFu
 
 /* ==== I/O SEM_SIGNAL operands ==== */
 /* DW6[7:0] SEM: Semaphore id. */

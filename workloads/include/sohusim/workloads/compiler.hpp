@@ -23,9 +23,10 @@
 //   Swiglu/Gelu VECTOR SWIGLU / GELU;  Add  VECTOR ADD
 //   AllReduce   over the chip-to-chip links (COLLECTIVE commands, eager: a SEND completes
 //               once its data is on the link), one of
-//               - OneShot (a full mesh): SEND the whole buffer to each of the D-1 peers (all
-//                 ports busy at once), then REDUCE_STEP each peer's buffer into one's own;
-//                 each rank adds in its own order (FP32 sums may differ in the last bits);
+//               - OneShot (a full mesh): one COLLECTIVE ALL_REDUCE naming the D-1 peers:
+//                 the whole buffer to each of them (all ports busy at once, one HBM read),
+//                 then every peer's buffer added into one's own (one read, one write; the
+//                 sum in device order, so every rank gets the same bits);
 //               - TwoShot (a full mesh): the buffer in D chunks; reduce-scatter in one shot
 //                 (SEND chunk j to rank j, then REDUCE_STEP each peer's copy of one's own
 //                 chunk), then all-gather in one shot (SEND the reduced chunk to every peer,
