@@ -41,11 +41,14 @@ T& Registry::add(std::string_view name, A&&... args) {
   if constexpr (std::is_same_v<T, Counter>) {
     // Counters side by side in creation order: a model's counters (a pseudo-channel's, an
     // engine's) are updated together on hot paths, and then share cache lines.
+    // Their counts side by side too, apart from the names (Counter::slot()).
     if (counters_.empty() || counters_used_ == kCountersPerChunk) {
       counters_.push_back(std::make_unique<CounterSlot[]>(kCountersPerChunk));
+      counts_.push_back(std::make_unique<std::uint64_t[]>(kCountersPerChunk));
       counters_used_ = 0;
     }
-    stat = new (&counters_.back()[counters_used_]) Counter(std::string(name), std::forward<A>(args)...);
+    stat = new (&counters_.back()[counters_used_])
+        Counter(&counts_.back()[counters_used_], std::string(name), std::forward<A>(args)...);
     ++counters_used_;
   } else {
     owned_.push_back(std::make_unique<T>(std::string(name), std::forward<A>(args)...));

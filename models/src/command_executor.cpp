@@ -186,8 +186,9 @@ const CommandExecutor::Replay* CommandExecutor::find_replay(const std::vector<st
   for (const auto& [suffix, n] : rec->increments) {
     counters::Stat* s = reg.find(scope_.join(suffix));
     if (s == nullptr || s->kind() != counters::StatKind::Counter) return nullptr;  // not this shape of device
-    r.increments.emplace_back(static_cast<counters::Counter*>(s), n);
+    r.increments.emplace_back(static_cast<counters::Counter*>(s)->slot(), n);
   }
+  std::sort(r.increments.begin(), r.increments.end());  // ascending slots: a sequential walk
   return &replays_.emplace(key, std::move(r)).first->second;
 }
 
@@ -213,7 +214,7 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
       if (replay == nullptr) return dispatch(sqe, qid);  // no clean record: simulate (late)
       const std::uint64_t now = sc_core::sc_time_stamp().value();
       if (t0 + replay->duration_ps > now) wait_ps(t0 + replay->duration_ps - now);
-      for (const auto& [c, n] : replay->increments) c->inc(n);
+      replay->apply();
       replayed_.inc();
       return o;
     }
@@ -223,7 +224,7 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
     Outcome o = dispatch(sqe, qid, true);
     if (!o.ok()) return o;
     wait_ps(replay->duration_ps);
-    for (const auto& [c, n] : replay->increments) c->inc(n);
+    replay->apply();
     replayed_.inc();
     return o;
   }
@@ -251,10 +252,11 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
       const auto b = base.find(c);
       const std::uint64_t was = b == base.end() ? 0 : b->second;
       if (v > was && c != &commands_) {
-        r.increments.emplace_back(c, v - was);
+        r.increments.emplace_back(c->slot(), v - was);
         shared->increments.emplace_back(c->name().substr(prefix), v - was);
       }
     }
+    std::sort(r.increments.begin(), r.increments.end());
     replays_.emplace(key, std::move(r));
   }
   if (recording) shared_->end(key, recording, std::move(shared));

@@ -90,6 +90,7 @@ class Registry {
   static constexpr std::size_t kCountersPerChunk = 4096;
   std::map<std::string, Stat*, std::less<>> stats_;       // by name; owned by the two below
   std::vector<std::unique_ptr<CounterSlot[]>> counters_;  // placement-constructed Counters
+  std::vector<std::unique_ptr<std::uint64_t[]>> counts_;  // their counts, same chunking
   std::size_t counters_used_ = 0;                         // in the last chunk
   std::vector<std::unique_ptr<Stat>> owned_;              // the other kinds
   std::uint64_t generation_ = 0;

@@ -55,6 +55,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -147,7 +148,11 @@ class CommandExecutor {
   // Replay (see the header comment).
   struct Replay {
     std::uint64_t duration_ps = 0;
-    std::vector<std::pair<counters::Counter*, std::uint64_t>> increments;
+    // The counts to add (Counter::slot(): dense, in registration order) and how much.
+    std::vector<std::pair<std::uint64_t*, std::uint64_t>> increments;
+    void apply() const {
+      for (const auto& [slot, n] : increments) *slot += n;
+    }
   };
   // This device's record of `key` (resolving a shared record onto its counters), or nullptr.
   const Replay* find_replay(const std::vector<std::uint32_t>& key);
@@ -197,12 +202,12 @@ class CommandExecutor {
   counters::Counter& functional_ops_;
   counters::Counter& replayed_;
   counters::Scope scope_;
-  std::map<std::vector<std::uint32_t>, Replay> replays_;  // resolved onto this device's counters
-  std::shared_ptr<ReplayCache> shared_;                   // records shared with identical devices
-  std::vector<counters::Counter*> own_counters_;          // this device's counters (device_counters())
-  std::size_t counters_seen_ = 0;                         // registry size when own_counters_ was built
-  unsigned in_flight_ = 0;                                // commands executing now
-  std::uint64_t started_ = 0;                             // commands started so far (detects overlap while recording)
+  std::unordered_map<std::vector<std::uint32_t>, Replay, SignatureHash> replays_;  // on this device's counters
+  std::shared_ptr<ReplayCache> shared_;           // records shared with identical devices
+  std::vector<counters::Counter*> own_counters_;  // this device's counters (device_counters())
+  std::size_t counters_seen_ = 0;                 // registry size when own_counters_ was built
+  unsigned in_flight_ = 0;                        // commands executing now
+  std::uint64_t started_ = 0;                     // commands started so far (detects overlap while recording)
 };
 
 }  // namespace sohusim::models

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,19 @@
 namespace sohusim::models {
 
 class SohuDevice;
+
+/// Hash of a command signature (its 16 dwords with addresses masked): the replay tables
+/// are looked up once per command; nothing iterates them, so their order never shows.
+struct SignatureHash {
+  std::size_t operator()(const std::vector<std::uint32_t>& k) const noexcept {
+    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the dwords
+    for (std::uint32_t d : k) {
+      h ^= d;
+      h *= 1099511628211ULL;
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
 
 class ReplayCache {
  public:
@@ -71,8 +85,8 @@ class ReplayCache {
   }
 
  private:
-  std::map<std::vector<std::uint32_t>, Record> records_;
-  std::map<std::vector<std::uint32_t>, std::shared_ptr<Pending>> pending_;
+  std::unordered_map<std::vector<std::uint32_t>, Record, SignatureHash> records_;
+  std::unordered_map<std::vector<std::uint32_t>, std::shared_ptr<Pending>, SignatureHash> pending_;
 };
 
 /// Gives the devices of identical configuration (SohuDevice::config_key()) one cache each.
