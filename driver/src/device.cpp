@@ -45,6 +45,9 @@ constexpr std::uint32_t kSriovVfMse = 1u << 3;
 
 constexpr auto kSohuVendor = static_cast<std::uint16_t>(SOHU_GET(SOHU_ID_RESET, SOHU_ID_VENDOR));
 constexpr auto kSohuDevice = static_cast<std::uint16_t>(SOHU_GET(SOHU_ID_RESET, SOHU_ID_DEVICE));
+// A VF's Device ID (the PF's SR-IOV capability, VF Device ID): the PF's + 1. Its BAR0 ID
+// register reads the same pair, VF Device ID << 16 | vendor.
+constexpr auto kSohuVfDevice = static_cast<std::uint16_t>(kSohuDevice + 1);
 // The driver speaks the register interface of the header it was compiled with.
 constexpr auto kSupportedMajor = static_cast<unsigned>(SOHU_GET(SOHU_VERSION_RESET, SOHU_VERSION_MAJOR));
 
@@ -128,48 +131,77 @@ const DeviceInfo& Device::probe(unsigned msix_vectors) {
   info_.rid = rid_;
   probed_ = enabled_ = false;
   msix_cap_ = sriov_cap_ = 0;
+  std::optional<PciFunction> listed;
   for (const PciFunction& f : access_.functions()) {
-    if (f.rid == rid_) info_.name = f.name;
+    if (f.rid == rid_) listed = f;
   }
+  if (listed) info_.name = listed->name;
+  const bool vf = listed && listed->virtual_function;
+  info_.virtual_function = vf;
+  info_.physical_rid = listed ? listed->physical_rid : rid_;
 
-  const std::uint32_t id = access_.config_read32(rid_, kCfgId);
+  // A VF's header reads 0xFFFF for both IDs (SR-IOV spec 9.3.4.1): its IDs are the PF's
+  // vendor and the VF Device ID of the PF's SR-IOV capability, which the platform lists (as
+  // sysfs does on Linux).
+  const std::uint32_t id = vf ? (static_cast<std::uint32_t>(listed->device_id) << 16) | listed->vendor_id
+                              : access_.config_read32(rid_, kCfgId);
   info_.vendor_id = static_cast<std::uint16_t>(id & 0xFFFF);
   info_.device_id = static_cast<std::uint16_t>(id >> 16);
-  if (info_.vendor_id != kSohuVendor || info_.device_id != kSohuDevice) {
-    char b[160];
-    std::snprintf(b, sizeof b,
-                  ": vendor 0x%04X device 0x%04X is not a Sohu device (expected vendor 0x%04X device 0x%04X)",
-                  info_.vendor_id, info_.device_id, kSohuVendor, kSohuDevice);
+  if (!listed && id == 0xFFFFFFFFu) {
+    throw ProbeError(label() +
+                     ": no function answers (its ID dword reads 0xFFFFFFFF) and the platform does not list it; a VF "
+                     "exists only while its PF's SR-IOV VF Enable is set");
+  }
+  const std::uint16_t expected_device = vf ? kSohuVfDevice : kSohuDevice;
+  if (info_.vendor_id != kSohuVendor || info_.device_id != expected_device) {
+    char b[200];
+    std::snprintf(b, sizeof b, ": vendor 0x%04X device 0x%04X is not a Sohu %s (expected vendor 0x%04X device 0x%04X)",
+                  info_.vendor_id, info_.device_id, vf ? "virtual function" : "device", kSohuVendor, expected_device);
     throw ProbeError(label() + b);
   }
 
-  // Memory decoding off while the BARs are sized: a BAR briefly holding all ones must not
-  // claim addresses that belong to something else. The status half is written 0 because
-  // its error bits are write-1-to-clear.
   const std::uint32_t command = access_.config_read32(rid_, kCfgCommand) & 0xFFFFu;
-  access_.config_write32(rid_, kCfgCommand, command & ~kCmdMemorySpace);
-  const BarInfo bar0 = size_bar(access_, rid_, 0);
-  const BarInfo bar2 = size_bar(access_, rid_, 2);
-  access_.config_write32(rid_, kCfgCommand, command | kCmdMemorySpace | kCmdBusMaster);
-  const std::pair<unsigned, const BarInfo*> bars[] = {{0u, &bar0}, {2u, &bar2}};
-  for (const auto& [index, sized] : bars) {
-    const BarInfo placed = access_.bar(rid_, index);
-    const std::string name = "BAR" + std::to_string(index);
-    if (sized->size == 0) throw ProbeError(label() + ": " + name + " is not implemented (sizing read back 0)");
-    if (placed.size != sized->size) {
-      throw ProbeError(label() + ": " + name + " sizes to " + std::to_string(sized->size) +
-                       " bytes in config space but the platform reports " + std::to_string(placed.size));
+  if (vf) {
+    // A VF's header BARs are RO 0: its BARs are slices of the PF's VF BARs, which only the
+    // PF's SR-IOV capability sizes, so the platform's placement is the one there is (VFIO's
+    // region info on Linux). A VF has no BAR2: info_.bar2 stays empty. Its Memory Space
+    // Enable is RO 0 (the PF's VF MSE decodes its windows); Bus Master Enable is its own.
+    access_.config_write32(rid_, kCfgCommand, command | kCmdBusMaster);
+    const BarInfo bar0 = access_.bar(rid_, 0);
+    if (bar0.size == 0 || bar0.address == 0) {
+      throw ProbeError(label() +
+                       ": the platform reports no BAR0 window for this VF (its PF's SR-IOV VF BAR0 is "
+                       "not placed)");
     }
-    if (sized->address == 0 || placed.address != sized->address) {
-      throw ProbeError(label() + ": " + name + " is at " + hex(sized->address) +
-                       " in config space, the platform says " + hex(placed.address) +
-                       " (unassigned, or enumeration and platform disagree)");
+    info_.bar0 = bar0;
+  } else {
+    // Memory decoding off while the BARs are sized: a BAR briefly holding all ones must not
+    // claim addresses that belong to something else. The status half is written 0 because
+    // its error bits are write-1-to-clear.
+    access_.config_write32(rid_, kCfgCommand, command & ~kCmdMemorySpace);
+    const BarInfo bar0 = size_bar(access_, rid_, 0);
+    const BarInfo bar2 = size_bar(access_, rid_, 2);
+    access_.config_write32(rid_, kCfgCommand, command | kCmdMemorySpace | kCmdBusMaster);
+    const std::pair<unsigned, const BarInfo*> bars[] = {{0u, &bar0}, {2u, &bar2}};
+    for (const auto& [index, sized] : bars) {
+      const BarInfo placed = access_.bar(rid_, index);
+      const std::string name = "BAR" + std::to_string(index);
+      if (sized->size == 0) throw ProbeError(label() + ": " + name + " is not implemented (sizing read back 0)");
+      if (placed.size != sized->size) {
+        throw ProbeError(label() + ": " + name + " sizes to " + std::to_string(sized->size) +
+                         " bytes in config space but the platform reports " + std::to_string(placed.size));
+      }
+      if (sized->address == 0 || placed.address != sized->address) {
+        throw ProbeError(label() + ": " + name + " is at " + hex(sized->address) +
+                         " in config space, the platform says " + hex(placed.address) +
+                         " (unassigned, or enumeration and platform disagree)");
+      }
     }
+    info_.bar0 = bar0;
+    info_.bar2 = bar2;
   }
-  info_.bar0 = bar0;
-  info_.bar2 = bar2;
-  if (bar0.size < SOHU_BAR0_SIZE) {
-    throw ProbeError(label() + ": BAR0 is " + std::to_string(bar0.size) + " bytes; the register map needs " +
+  if (info_.bar0.size < SOHU_BAR0_SIZE) {
+    throw ProbeError(label() + ": BAR0 is " + std::to_string(info_.bar0.size) + " bytes; the register map needs " +
                      std::to_string(SOHU_BAR0_SIZE));
   }
 
@@ -218,9 +250,10 @@ const DeviceInfo& Device::probe(unsigned msix_vectors) {
 
   // Identification registers (BAR0 is decoded now).
   const std::uint32_t ident = read32(SOHU_ID);
-  if (ident != ((static_cast<std::uint32_t>(info_.device_id) << 16) | info_.vendor_id)) {
-    throw ProbeError(label() + ": BAR0 ID register reads " + hex(ident) + ", config space says " + hex(id) +
-                     ": BAR0 is not this device's register window");
+  if (ident != id) {
+    throw ProbeError(label() + ": BAR0 ID register reads " + hex(ident) +
+                     (vf ? ", the VF's IDs (PF vendor, VF Device ID) are " : ", config space says ") + hex(id) +
+                     (vf ? ": BAR0 is not this VF's register window" : ": BAR0 is not this device's register window"));
   }
   const std::uint32_t version = read32(SOHU_VERSION);
   info_.version_major = static_cast<unsigned>(SOHU_GET(version, SOHU_VERSION_MAJOR));
@@ -249,7 +282,7 @@ const DeviceInfo& Device::probe(unsigned msix_vectors) {
                      std::to_string(info_.doorbell_stride) + " bytes do not fit in BAR0 (" +
                      std::to_string(info_.bar0.size) + " bytes)");
   }
-  if (info_.bar2.size < info_.hbm_bytes) {
+  if (!vf && info_.bar2.size < info_.hbm_bytes) {
     throw ProbeError(label() + ": BAR2 (" + std::to_string(info_.bar2.size) + " bytes) is smaller than HBM_SIZE (" +
                      std::to_string(info_.hbm_bytes) + " bytes)");
   }
@@ -805,7 +838,14 @@ void Device::fail(const Queue& q, const Reaped& r) const {
 
 // ---- PMU and trace unit -----------------------------------------------------------------------
 
+void Device::require_physical(const char* call, const char* unit) const {
+  if (!info_.virtual_function) return;
+  throw DriverError(label() + ": " + call + ": " + unit + " belongs to the physical function (" +
+                    rid_text(info_.physical_rid) + "): a VF cannot program it");
+}
+
 void Device::pmu_configure(unsigned counter, unsigned event) {
+  require_physical("pmu_configure", "the PMU");
   if (counter >= SOHU_PMU_COUNTER_COUNT) {
     throw std::invalid_argument(label() + ": pmu_configure: counter " + std::to_string(counter) + " (the PMU has " +
                                 std::to_string(SOHU_PMU_COUNTER_COUNT) + ")");
@@ -821,11 +861,13 @@ void Device::pmu_configure(unsigned counter, unsigned event) {
 }
 
 void Device::pmu_enable(bool on, bool reset_counters) {
+  require_physical("pmu_enable", "the PMU");
   write32(SOHU_PMU_CTRL, (on ? SOHU_PMU_CTRL_EN_MASK : 0u) | (reset_counters ? SOHU_PMU_CTRL_RESET_MASK : 0u));
   pmu_enabled_ = on;
 }
 
 std::uint64_t Device::pmu_counter(unsigned counter) {
+  require_physical("pmu_counter", "the PMU");
   if (counter >= SOHU_PMU_COUNTER_COUNT) {
     throw std::invalid_argument(label() + ": pmu_counter: counter " + std::to_string(counter) + " (the PMU has " +
                                 std::to_string(SOHU_PMU_COUNTER_COUNT) + ")");
@@ -834,10 +876,43 @@ std::uint64_t Device::pmu_counter(unsigned counter) {
 }
 
 std::uint64_t Device::pmu_cycles() {
+  require_physical("pmu_cycles", "the PMU");
   return read64(SOHU_PMU_CYCLES);
 }
 
+void Device::set_context(std::uint16_t context, const std::vector<std::uint64_t>& entries) {
+  require_physical("set_context", "the device MMU");
+  Command c = admin_command(SOHU_ADMIN_OP_SET_CONTEXT);
+  SOHU_CMD_SET(c, SOHU_ADMIN_SET_CONTEXT_CONTEXT, context);
+  if (entries.empty()) {
+    admin(c);  // VALID 0: invalidate
+    return;
+  }
+  const std::uint64_t bytes = entries.size() * sizeof(std::uint64_t);
+  const DmaBuffer table = take_dma(bytes, 8);
+  access_.host_write(table.iova, entries.data(), bytes);
+  SOHU_CMD_SET(c, SOHU_ADMIN_SET_CONTEXT_TABLE, table.iova);
+  SOHU_CMD_SET(c, SOHU_ADMIN_SET_CONTEXT_VALID, 1);
+  SOHU_CMD_SET(c, SOHU_ADMIN_SET_CONTEXT_ENTRIES, entries.size());
+  try {
+    admin(c);
+  } catch (...) {
+    spare_dma_.emplace(table.size, table);
+    throw;
+  }
+  spare_dma_.emplace(table.size, table);  // the device has read it: reusable
+}
+
+void Device::assign_vf_context(unsigned vf, std::uint16_t context) {
+  require_physical("assign_vf_context", "VF_CONTEXT");
+  Command c = admin_command(SOHU_ADMIN_OP_VF_CONTEXT);
+  SOHU_CMD_SET(c, SOHU_ADMIN_VF_CONTEXT_VF, vf);
+  SOHU_CMD_SET(c, SOHU_ADMIN_VF_CONTEXT_CONTEXT, context);
+  admin(c);
+}
+
 std::uint64_t Device::trace_configure(std::uint64_t ring_bytes, unsigned mask) {
+  require_physical("trace_configure", "the trace unit");
   if (ring_bytes < 4096 || (ring_bytes & (ring_bytes - 1)) != 0 ||
       ring_bytes > SOHU_GET(SOHU_ADMIN_TRACE_CONFIG_SIZE_MASK, SOHU_ADMIN_TRACE_CONFIG_SIZE)) {
     throw std::invalid_argument(label() + ": trace_configure: ring of " + std::to_string(ring_bytes) +
@@ -870,6 +945,10 @@ std::uint64_t Device::trace_configure(std::uint64_t ring_bytes, unsigned mask) {
 
 std::vector<std::uint16_t> Device::sriov_enable(unsigned num_vfs) {
   if (!probed_) throw DriverError(label() + ": sriov_enable() before probe()");
+  if (info_.virtual_function) {
+    throw DriverError(label() + ": sriov_enable: a VF has no SR-IOV capability; its PF (" +
+                      rid_text(info_.physical_rid) + ") enables the VFs");
+  }
   if (sriov_cap_ == 0) throw DriverError(label() + ": sriov_enable: the function has no SR-IOV capability");
   if (num_vfs > info_.sriov_total_vfs) {
     throw std::invalid_argument(label() + ": sriov_enable: " + std::to_string(num_vfs) + " VFs (TotalVFs is " +

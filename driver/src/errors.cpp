@@ -94,6 +94,8 @@ const char* opcode_name(std::uint8_t opcode, bool admin) {
         return "FW_STATUS";
       case SOHU_ADMIN_OP_SET_CONTEXT:
         return "SET_CONTEXT";
+      case SOHU_ADMIN_OP_VF_CONTEXT:
+        return "VF_CONTEXT";
       default:
         return unknown("ADMIN_OPCODE_", opcode);
     }

@@ -95,22 +95,86 @@ void HostSystem::sync_stats() {
   for (Slot& s : slots_) s.link->sync_stats();
 }
 
-std::uint64_t HostSystem::alloc_dma(std::uint64_t bytes, std::uint64_t align, unsigned device) {
+int HostSystem::function_slot(pcie::RequesterId rid) const {
+  const unsigned bus = pcie::rid_bus(rid);
+  if (bus < 1 || bus > slots_.size()) return -1;
+  const unsigned n = bus - 1;
+  if (rid == device_rid(n)) return static_cast<int>(n);
+  const pcie::Sriov* sr = slots_[n].ep->pf().sriov();
+  if (sr == nullptr) return -1;
+  for (unsigned v = 0; v < sr->total_vfs(); ++v) {
+    if (sr->vf_rid(device_rid(n), v) == rid) return static_cast<int>(n);
+  }
+  return -1;
+}
+
+std::string HostSystem::describe_functions(unsigned slot) const {
+  std::string s = "PF " + pcie::format_rid(device_rid(slot));
+  if (const pcie::Sriov* sr = slots_.at(slot).ep->pf().sriov()) {
+    s += ", VFs " + pcie::format_rid(sr->vf_rid(device_rid(slot), 0)) + " .. " +
+         pcie::format_rid(sr->vf_rid(device_rid(slot), sr->total_vfs() - 1u));
+  }
+  return s;
+}
+
+unsigned HostSystem::checked_function_slot(pcie::RequesterId rid, const char* call) const {
+  const int n = function_slot(rid);
+  if (n >= 0) return static_cast<unsigned>(n);
+  const unsigned bus = pcie::rid_bus(rid);
+  throw std::invalid_argument(
+      std::string(call) + ": requester " + pcie::format_rid(rid) + " is not a function of host `" + host_ + "`" +
+      (bus >= 1 && bus <= slots_.size()
+           ? " (its device " + slots_[bus - 1].device->prefix() + " has " + describe_functions(bus - 1) + ")"
+           : " (its devices are on buses 1.." + std::to_string(slots_.size()) + ")"));
+}
+
+pcie::DomainId HostSystem::attach_function(pcie::RequesterId rid) {
+  return function_domain(rid, checked_function_slot(rid, "attach_function"));
+}
+
+pcie::DomainId HostSystem::function_domain(pcie::RequesterId rid, unsigned n) {
+  if (!iommu_) return pcie::kNoDomain;
+  if (rid == device_rid(n)) return slots_[n].domain;
+  pcie::DomainId d = iommu_->domain_of(rid);
+  if (d == pcie::kNoDomain) {
+    // A VF's own domain, as VFIO gives each VF an IOMMU group of its own: its DMA sees
+    // only what was mapped for it.
+    d = iommu_->create_domain();
+    iommu_->attach(rid, d);
+  }
+  return d;
+}
+
+std::uint64_t HostSystem::take_dma(std::uint64_t bytes, std::uint64_t align, std::uint64_t& size) {
   if (align == 0 || (align & (align - 1)) != 0)
     throw std::invalid_argument("alloc_dma: alignment must be a power of two");
-  if (device >= slots_.size()) {
-    throw std::invalid_argument("alloc_dma: device " + std::to_string(device) + " does not exist (host `" + host_ +
-                                "` has " + std::to_string(slots_.size()) + ")");
-  }
   const std::uint64_t a = (next_dma_ + align - 1) & ~(align - 1);
-  const std::uint64_t size = (bytes + 4095) & ~4095ULL;
+  size = (bytes + 4095) & ~4095ULL;
   if (bytes == 0 || a + size > dma_limit_ || a + size < a) {
     throw std::runtime_error("alloc_dma: " + std::to_string(bytes) +
                              " bytes do not fit in host DRAM below the IOMMU tables (" +
                              std::to_string(dma_limit_ - next_dma_) + " bytes left)");
   }
   next_dma_ = a + size;
+  return a;
+}
+
+std::uint64_t HostSystem::alloc_dma(std::uint64_t bytes, std::uint64_t align, unsigned device) {
+  if (device >= slots_.size()) {
+    throw std::invalid_argument("alloc_dma: device " + std::to_string(device) + " does not exist (host `" + host_ +
+                                "` has " + std::to_string(slots_.size()) + ")");
+  }
+  std::uint64_t size = 0;
+  const std::uint64_t a = take_dma(bytes, align, size);
   if (iommu_) iommu_->map(slots_[device].domain, a, a, size, pcie::IommuPerm::ReadWrite);
+  return a;
+}
+
+std::uint64_t HostSystem::alloc_dma_for(pcie::RequesterId rid, std::uint64_t bytes, std::uint64_t align) {
+  const pcie::DomainId d = function_domain(rid, checked_function_slot(rid, "alloc_dma"));  // before any memory is taken
+  std::uint64_t size = 0;
+  const std::uint64_t a = take_dma(bytes, align, size);
+  if (iommu_) iommu_->map(d, a, a, size, pcie::IommuPerm::ReadWrite);
   return a;
 }
 

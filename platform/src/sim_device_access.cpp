@@ -7,6 +7,7 @@
 
 #include "sohusim/driver/errors.hpp"
 #include "sohusim/pcie/interrupt_controller.hpp"
+#include "sohusim/pcie/requester_id.hpp"
 #include "sohusim/sim/sim_time.hpp"
 
 namespace sohusim::platform {
@@ -22,6 +23,17 @@ std::string hex(std::uint64_t v) {
 constexpr std::uint16_t kCommand = 0x04;
 constexpr std::uint32_t kMemorySpace = 0x2;
 constexpr std::uint8_t kCapMsix = 0x11;
+// The SR-IOV extended capability (PCIe Base Spec 9.3.3; Linux pci_regs.h PCI_SRIOV_*):
+// offsets from the capability.
+constexpr std::uint16_t kExtCapSriov = 0x0010;
+constexpr std::uint16_t kSriovControl = 0x08;       // VF Enable bit 0, VF MSE bit 3
+constexpr std::uint16_t kSriovInitialTotal = 0x0C;  // TotalVFs [31:16]
+constexpr std::uint16_t kSriovNumVfs = 0x10;        // NumVFs [15:0]
+constexpr std::uint16_t kSriovOffsetStride = 0x14;  // First VF Offset [15:0], VF Stride [31:16]
+constexpr std::uint16_t kSriovVfDeviceId = 0x18;    // VF Device ID [31:16]
+constexpr std::uint16_t kSriovVfBar0 = 0x24;        // VF BAR n at 0x24 + 4n
+constexpr std::uint32_t kSriovVfEnable = 1u << 0;
+constexpr std::uint32_t kSriovVfMse = 1u << 3;
 
 // The standard capability list from 0x34; 0 if `id` is absent. Bounded: a corrupt list
 // cannot loop.
@@ -35,7 +47,66 @@ unsigned find_capability(models::CpuAgent& cpu, std::uint16_t rid, std::uint8_t 
   return 0;
 }
 
+// The extended capability list from 0x100 (ID [15:0], next [31:20]); 0 if `id` is absent.
+std::uint16_t find_ext_capability(models::CpuAgent& cpu, std::uint16_t rid, std::uint16_t id) {
+  for (unsigned p = 0x100, guard = 0; p >= 0x100 && p < 0x1000 && guard < 64; ++guard) {
+    const std::uint32_t h = cpu.cfg_read(rid, p);
+    if (h == 0 || h == 0xFFFF'FFFFu) return 0;
+    if ((h & 0xFFFFu) == id) return static_cast<std::uint16_t>(p);
+    p = (h >> 20) & 0xFFCu;
+  }
+  return 0;
+}
+
+// A memory BAR (a header BAR, or a VF BAR of the SR-IOV capability) as sizing found it.
+struct SizedBar {
+  std::uint32_t orig = 0;      // the low dword before sizing
+  std::uint32_t readback = 0;  // the low dword after writing all ones
+  bool io = false;             // an I/O BAR: not sized (this device has none)
+  bool is64 = false, prefetchable = false;
+  std::uint64_t size = 0;  // 0: not implemented
+};
+
+// Sizes the BAR at config offset `reg` the way enumeration software does: write all ones
+// (both dwords of a 64-bit BAR) and read the mask back. The BAR holds the ones afterwards:
+// the caller programs an address or calls restore().
+SizedBar size_bar(models::CpuAgent& cpu, std::uint16_t rid, unsigned reg) {
+  SizedBar b;
+  b.orig = cpu.cfg_read(rid, reg);
+  if ((b.orig & 1u) != 0) {
+    b.io = true;
+    return b;
+  }
+  b.is64 = ((b.orig >> 1) & 3u) == 2u;
+  b.prefetchable = ((b.orig >> 3) & 1u) != 0;
+  cpu.cfg_write(rid, reg, 0xFFFF'FFFFu);
+  b.readback = cpu.cfg_read(rid, reg);
+  std::uint64_t mask = b.readback & ~0xFULL;
+  if (b.is64) {
+    cpu.cfg_write(rid, reg + 4, 0xFFFF'FFFFu);
+    mask |= static_cast<std::uint64_t>(cpu.cfg_read(rid, reg + 4)) << 32;
+  } else if (mask != 0) {
+    mask |= 0xFFFF'FFFF'0000'0000ULL;  // a 32-bit BAR: the upper half is implied
+  }
+  b.size = mask == 0 ? 0 : (~mask + 1);
+  return b;
+}
+
+void program_bar(models::CpuAgent& cpu, std::uint16_t rid, unsigned reg, const SizedBar& b, std::uint64_t base) {
+  cpu.cfg_write(rid, reg, static_cast<std::uint32_t>(base));
+  if (b.is64) cpu.cfg_write(rid, reg + 4, static_cast<std::uint32_t>(base >> 32));
+}
+
+// Puts an unimplemented BAR's low dword back (nothing to write if it ignored the ones).
+void restore_bar(models::CpuAgent& cpu, std::uint16_t rid, unsigned reg, const SizedBar& b) {
+  if (b.readback != b.orig) cpu.cfg_write(rid, reg, b.orig);
+}
+
 }  // namespace
+
+std::uint32_t SimDeviceAccess::host_vector(std::uint16_t rid, unsigned v) {
+  return static_cast<std::uint32_t>(rid - models::HostSystem::device_rid(0)) * kVectorsPerFunction + v;
+}
 
 unsigned SimDeviceAccess::slot_of(std::uint16_t rid, const char* call) const {
   // A PF is on bus slot + 1; its VFs share the bus (functions 1..7).
@@ -54,24 +125,16 @@ void SimDeviceAccess::enumerate() {
   // What firmware and the OS do before any driver runs: size each BAR (write all ones, read
   // the mask back) and place it in the window the host decodes for that root port.
   models::CpuAgent& cpu = host_.cpu();
+  sriov_.assign(host_.device_count(), Sriov{});
   for (unsigned i = 0; i < host_.device_count(); ++i) {
     const std::uint16_t rid = models::HostSystem::device_rid(i);
+    const std::string device = "enumeration: host `" + host_.name() + "` device " + std::to_string(i);
     Bars b;
     for (unsigned bar = 0; bar < 6; ++bar) {
       const unsigned reg = 0x10 + 4 * bar;
-      const std::uint32_t orig = cpu.cfg_read(rid, reg);
-      if ((orig & 1u) != 0) continue;  // I/O BARs: none on this device
-      const bool is64 = ((orig >> 1) & 3u) == 2u;
-      cpu.cfg_write(rid, reg, 0xFFFF'FFFFu);
-      std::uint64_t mask = cpu.cfg_read(rid, reg) & ~0xFULL;
-      if (is64) {
-        cpu.cfg_write(rid, reg + 4, 0xFFFF'FFFFu);
-        mask |= static_cast<std::uint64_t>(cpu.cfg_read(rid, reg + 4)) << 32;
-      } else if (mask != 0) {
-        mask |= 0xFFFF'FFFF'0000'0000ULL;  // a 32-bit BAR: the upper half is implied
-      }
-      const std::uint64_t size = mask == 0 ? 0 : (~mask + 1);
-      if (size != 0) {
+      const SizedBar sized = size_bar(cpu, rid, reg);
+      if (sized.io) continue;  // I/O BARs: none on this device
+      if (sized.size != 0) {
         // BAR0 and BAR2 are the device's; anything else would need a window of its own.
         const std::uint64_t base = bar == 0   ? models::HostSystem::bar0_address(i)
                                    : bar == 2 ? models::HostSystem::bar2_address(i)
@@ -79,31 +142,66 @@ void SimDeviceAccess::enumerate() {
         const std::uint64_t window = bar == 0   ? models::HostSystem::kBar0Stride
                                      : bar == 2 ? models::HostSystem::kBar2Stride
                                                 : 0;
-        if (base == 0 || size > window) {
-          throw driver::AccessError("enumeration: host `" + host_.name() + "` device " + std::to_string(i) + " BAR" +
-                                    std::to_string(bar) + " of " + std::to_string(size) +
+        if (base == 0 || sized.size > window) {
+          throw driver::AccessError(device + " BAR" + std::to_string(bar) + " of " + std::to_string(sized.size) +
                                     " bytes has no window (BAR0 up to " +
                                     std::to_string(models::HostSystem::kBar0Stride) + ", BAR2 up to " +
                                     std::to_string(models::HostSystem::kBar2Stride) + " bytes)");
         }
-        cpu.cfg_write(rid, reg, static_cast<std::uint32_t>(base));
-        if (is64) cpu.cfg_write(rid, reg + 4, static_cast<std::uint32_t>(base >> 32));
-        b.bar[bar] = driver::BarInfo{base, size, is64, ((orig >> 3) & 1u) != 0};
+        program_bar(cpu, rid, reg, sized, base);
+        b.bar[bar] = driver::BarInfo{base, sized.size, sized.is64, sized.prefetchable};
       } else {
-        cpu.cfg_write(rid, reg, orig);
+        restore_bar(cpu, rid, reg, sized);
       }
-      if (is64) ++bar;
+      if (sized.is64) ++bar;
     }
     bars_[rid] = b;
+
+    // SR-IOV: the VF BARs are sized per VF and placed as one region (VF n's window at base +
+    // n x size), the way Linux assigns a PF's IOV resources. VF BAR0 (the VFs' register
+    // pages) goes to the upper half of the device's BAR0 window, above the PF's BAR0.
+    Sriov& sr = sriov_[i];
+    sr.cap = find_ext_capability(cpu, rid, kExtCapSriov);
+    if (sr.cap == 0) continue;
+    sr.total_vfs = cpu.cfg_read(rid, sr.cap + kSriovInitialTotal) >> 16;
+    for (unsigned bar = 0; bar < 6; ++bar) {
+      const unsigned reg = sr.cap + kSriovVfBar0 + 4 * bar;
+      const SizedBar sized = size_bar(cpu, rid, reg);
+      if (sized.io) continue;
+      if (sized.size != 0 && sr.total_vfs != 0) {
+        const std::uint64_t base = models::HostSystem::vf_bar0_address(i);
+        const std::uint64_t room = models::HostSystem::kBar0Stride - models::HostSystem::kVfBar0Offset;
+        const std::string what = device + " SR-IOV VF BAR" + std::to_string(bar) + " (" + std::to_string(sized.size) +
+                                 " bytes per VF, TotalVFs " + std::to_string(sr.total_vfs) + ")";
+        if (bar != 0) {
+          throw driver::AccessError(what +
+                                    " has no window: only VF BAR0 is placed (in the upper half of BAR0's window)");
+        }
+        if (sized.size > room / sr.total_vfs || base % sized.size != 0) {
+          throw driver::AccessError(what + " does not fit in the " + std::to_string(room) + " bytes at " + hex(base) +
+                                    " (each VF's window must be aligned to its size)");
+        }
+        if (b.bar[0].size > models::HostSystem::kVfBar0Offset) {
+          throw driver::AccessError(what + ": the PF's BAR0 (" + std::to_string(b.bar[0].size) +
+                                    " bytes) would overlap the VF BAR0 region at " + hex(base));
+        }
+        program_bar(cpu, rid, reg, sized, base);
+        sr.vf_bar[bar] = driver::BarInfo{base, sized.size, sized.is64, sized.prefetchable};
+      } else {
+        restore_bar(cpu, rid, reg, sized);
+      }
+      if (sized.is64) ++bar;
+    }
   }
 }
 
 std::vector<driver::PciFunction> SimDeviceAccess::functions() {
   enumerate();
+  models::CpuAgent& cpu = host_.cpu();
   std::vector<driver::PciFunction> out;
   for (unsigned i = 0; i < host_.device_count(); ++i) {
     const std::uint16_t rid = models::HostSystem::device_rid(i);
-    const std::uint32_t id = host_.cpu().cfg_read(rid, 0);
+    const std::uint32_t id = cpu.cfg_read(rid, 0);
     driver::PciFunction f;
     f.rid = rid;
     f.vendor_id = static_cast<std::uint16_t>(id & 0xFFFFu);
@@ -111,34 +209,62 @@ std::vector<driver::PciFunction> SimDeviceAccess::functions() {
     f.physical_rid = rid;
     f.name = host_.name() + "/" + host_.device(i).prefix();
     out.push_back(f);
-    // Enabled SR-IOV VFs (extended capability 0x0010): VF Enable and NumVFs, routing ids
-    // from First VF Offset and VF Stride.
-    for (unsigned p = 0x100, guard = 0; p != 0 && p < 0x1000 && guard < 64; ++guard) {
-      const std::uint32_t h = host_.cpu().cfg_read(rid, p);
-      if ((h & 0xFFFFu) == 0x0010u) {
-        const std::uint32_t ctrl = host_.cpu().cfg_read(rid, p + 0x08);
-        const unsigned num = host_.cpu().cfg_read(rid, p + 0x10) & 0xFFFFu;
-        const std::uint32_t off_stride = host_.cpu().cfg_read(rid, p + 0x14);
-        if ((ctrl & 1u) != 0) {
-          for (unsigned v = 0; v < num; ++v) {
-            const auto vrid = static_cast<std::uint16_t>(rid + (off_stride & 0xFFFFu) + v * (off_stride >> 16));
-            const std::uint32_t vid = host_.cpu().cfg_read(vrid, 0);
-            driver::PciFunction vf;
-            vf.rid = vrid;
-            vf.vendor_id = static_cast<std::uint16_t>(vid & 0xFFFFu);
-            vf.device_id = static_cast<std::uint16_t>(vid >> 16);
-            vf.virtual_function = true;
-            vf.physical_rid = rid;
-            vf.name = f.name + "/vf" + std::to_string(v);
-            out.push_back(vf);
-          }
-        }
-        break;
-      }
-      p = h >> 20;
+    // Enabled SR-IOV VFs: VF Enable and NumVFs, routing ids from First VF Offset and VF
+    // Stride. A VF's own header reads 0xFFFF for both IDs (SR-IOV spec): like Linux, report
+    // the PF's vendor and the capability's VF Device ID.
+    const std::uint16_t cap = sriov_[i].cap;
+    if (cap == 0 || (cpu.cfg_read(rid, cap + kSriovControl) & kSriovVfEnable) == 0) continue;
+    const unsigned num = cpu.cfg_read(rid, cap + kSriovNumVfs) & 0xFFFFu;
+    const std::uint32_t off_stride = cpu.cfg_read(rid, cap + kSriovOffsetStride);
+    const auto vf_device = static_cast<std::uint16_t>(cpu.cfg_read(rid, cap + kSriovVfDeviceId) >> 16);
+    for (unsigned v = 0; v < num; ++v) {
+      driver::PciFunction vf;
+      vf.rid = static_cast<std::uint16_t>(rid + (off_stride & 0xFFFFu) + v * (off_stride >> 16));
+      vf.vendor_id = f.vendor_id;
+      vf.device_id = vf_device;
+      vf.virtual_function = true;
+      vf.physical_rid = rid;
+      vf.name = f.name + "/vf" + std::to_string(v);
+      out.push_back(vf);
     }
   }
   return out;
+}
+
+SimDeviceAccess::EnabledVf SimDeviceAccess::enabled_vf(unsigned slot, std::uint16_t rid, const char* call) {
+  const std::uint16_t pf = models::HostSystem::device_rid(slot);
+  const std::string device =
+      "host `" + host_.name() + "` device " + host_.device(slot).prefix() + " (PF " + pcie::format_rid(pf) + ")";
+  const std::uint16_t cap = sriov_.at(slot).cap;
+  if (cap == 0) {
+    throw driver::AccessError(std::string(call) + ": no function " + pcie::format_rid(rid) + ": " + device +
+                              " has no SR-IOV capability");
+  }
+  models::CpuAgent& cpu = host_.cpu();
+  const std::uint32_t ctrl = cpu.cfg_read(pf, cap + kSriovControl);
+  const unsigned num = cpu.cfg_read(pf, cap + kSriovNumVfs) & 0xFFFFu;
+  const std::uint32_t off_stride = cpu.cfg_read(pf, cap + kSriovOffsetStride);
+  const unsigned offset = off_stride & 0xFFFFu, stride = off_stride >> 16;
+  const bool enabled = (ctrl & kSriovVfEnable) != 0;
+  for (unsigned v = 0; enabled && v < num; ++v) {
+    if (pf + offset + v * stride == rid) return EnabledVf{v, (ctrl & kSriovVfMse) != 0};
+  }
+  std::string state = "VF Enable clear";
+  if (enabled) {
+    state = "NumVFs " + std::to_string(num);
+    if (num > 0) {
+      state += ": VFs " + pcie::format_rid(static_cast<std::uint16_t>(pf + offset)) + " .. " +
+               pcie::format_rid(static_cast<std::uint16_t>(pf + offset + (num - 1) * stride));
+    }
+  }
+  throw driver::AccessError(std::string(call) + ": " + pcie::format_rid(rid) + " is not an enabled VF of " + device +
+                            " (" + state + ")");
+}
+
+driver::BarInfo SimDeviceAccess::vf_bar(unsigned slot, unsigned vf, unsigned index) const {
+  const driver::BarInfo& b = sriov_.at(slot).vf_bar[index];
+  if (b.size == 0) return driver::BarInfo{};
+  return driver::BarInfo{b.address + std::uint64_t{vf} * b.size, b.size, b.is_64bit, b.prefetchable};
 }
 
 std::uint32_t SimDeviceAccess::config_read32(std::uint16_t rid, std::uint16_t offset) {
@@ -158,10 +284,12 @@ void SimDeviceAccess::config_write32(std::uint16_t rid, std::uint16_t offset, st
 }
 
 driver::BarInfo SimDeviceAccess::bar(std::uint16_t rid, unsigned index) {
-  slot_of(rid, "bar");
+  const unsigned s = slot_of(rid, "bar");
   enumerate();
   if (index >= 6) throw driver::AccessError("bar: index " + std::to_string(index) + " (allowed 0..5)");
-  return bars_[rid].bar[index];
+  if (rid == models::HostSystem::device_rid(s)) return bars_[rid].bar[index];
+  // A VF: its slice of the PF's VF BAR (VF BAR2 does not exist: an empty BarInfo).
+  return vf_bar(s, enabled_vf(s, rid, "bar").index, index);
 }
 
 namespace {
@@ -200,9 +328,10 @@ void SimDeviceAccess::mmio_write64(std::uint64_t address, std::uint64_t value) {
 }
 
 driver::DmaBuffer SimDeviceAccess::alloc_dma(std::uint16_t rid, std::uint64_t bytes, std::uint64_t align) {
-  const unsigned s = slot_of(rid, "alloc_dma");
+  slot_of(rid, "alloc_dma");
   try {
-    const std::uint64_t iova = host_.alloc_dma(bytes, align, s);
+    // Mapped in the function's own IOMMU domain: a PF's buffer is not a VF's, and back.
+    const std::uint64_t iova = host_.alloc_dma_for(rid, bytes, align);
     return driver::DmaBuffer{iova, bytes};
   } catch (const std::exception& e) {
     throw driver::AccessError(std::string("host `") + host_.name() + "`: " + e.what());
@@ -231,6 +360,16 @@ void SimDeviceAccess::enable_msix(std::uint16_t rid, unsigned count) {
   const unsigned s = slot_of(rid, "enable_msix");
   enumerate();
   models::CpuAgent& cpu = host_.cpu();
+  const bool pf = rid == models::HostSystem::device_rid(s);
+  EnabledVf vf;
+  if (!pf) {
+    vf = enabled_vf(s, rid, "enable_msix");
+    if (!vf.memory_enabled) {
+      throw driver::AccessError("enable_msix: VF " + pcie::format_rid(rid) +
+                                " decodes no memory (VF MSE is clear in its PF's SR-IOV control): its MSI-X table "
+                                "cannot be written");
+    }
+  }
   const unsigned cap = find_capability(cpu, rid, kCapMsix);
   if (cap == 0) throw driver::AccessError("enable_msix: function " + hex(rid) + " has no MSI-X capability");
   const std::uint32_t ctrl = cpu.cfg_read(rid, cap);
@@ -240,23 +379,28 @@ void SimDeviceAccess::enable_msix(std::uint16_t rid, unsigned count) {
                               " has " + std::to_string(table_size));
   }
   const std::uint32_t table = cpu.cfg_read(rid, cap + 4);
-  const driver::BarInfo b = bars_[rid].bar[table & 7u];
+  const driver::BarInfo b = pf ? bars_[rid].bar[table & 7u] : vf_bar(s, vf.index, table & 7u);
   if (b.size == 0) throw driver::AccessError("enable_msix: the MSI-X table's BAR is not placed");
-  cpu.cfg_write(rid, kCommand, cpu.cfg_read(rid, kCommand) | kMemorySpace);
+  // A VF's Memory Space Enable is RO 0: the PF's VF MSE (checked above) decodes its BARs.
+  if (pf) cpu.cfg_write(rid, kCommand, cpu.cfg_read(rid, kCommand) | kMemorySpace);
   const std::uint64_t base = b.address + (table & ~7u);
   for (unsigned v = 0; v < count; ++v) {
     const std::uint64_t e = base + 16ULL * v;
     cpu.write32(e + 0, static_cast<std::uint32_t>(pcie::InterruptController::kMsiBase));
     cpu.write32(e + 4, 0);
-    cpu.write32(e + 8, s * kVectorsPerFunction + v);
+    cpu.write32(e + 8, host_vector(rid, v));
     cpu.write32(e + 12, 0);  // unmasked
   }
   cpu.cfg_write(rid, cap, (ctrl & 0xFFFF'0000u) | (1u << 31));
 }
 
 bool SimDeviceAccess::wait_interrupt(std::uint16_t rid, unsigned vector, std::uint64_t timeout_ns) {
-  const unsigned s = slot_of(rid, "wait_interrupt");
-  const std::uint32_t v = s * kVectorsPerFunction + vector;
+  slot_of(rid, "wait_interrupt");
+  if (vector >= kVectorsPerFunction) {
+    throw driver::AccessError("wait_interrupt: vector " + std::to_string(vector) + " of function " + hex(rid) +
+                              " (allowed 0.." + std::to_string(kVectorsPerFunction - 1) + ")");
+  }
+  const std::uint32_t v = host_vector(rid, vector);
   if (timeout_ns == 0) {
     host_.irq().wait_for(v);
     return true;

@@ -8,6 +8,10 @@
 //               mask, restore), walk the capability list (PM, PCIe, MSI-X, AER, SR-IOV),
 //               enable memory space + bus mastering, route MSI-X vectors, read CAP0/CAP1/
 //               HBM_SIZE/SRAM_SIZE/CLOCK_MHZ.
+//               On a VF (the function list says virtual_function): the IDs come from the
+//               list (a VF's header reads 0xFFFF; device 0x5002 expected), BAR0 from
+//               DeviceAccess::bar() (a VF's header BARs cannot be sized), no BAR2; the rest
+//               is the same, against the VF's own BAR0 (same register layout as the PF's).
 //   enable()    admin SQ/CQ in DMA memory, AQA/ASQ/ACQ, CTRL.EN, wait for STATUS.RDY.
 //   create_queue() / delete_queue()   CREATE_CQ + CREATE_SQ / DELETE_SQ + DELETE_CQ.
 //   submit()    write entries at the SQ tail in host memory, one doorbell per batch.
@@ -22,7 +26,8 @@
 // Errors: ProbeError (wrong IDs, version, BAR sizes, no MSI-X), TimeoutError and FatalError
 // (RDY, SHST or a completion not in time; STATUS.CFS), CommandError (an error completion),
 // std::invalid_argument for a bad argument (unknown queue id, sizes out of range) and a
-// DriverError for calls out of order (enable before probe, submit before enable).
+// DriverError for calls out of order (enable before probe, submit before enable) or that a
+// VF cannot serve (PMU, trace unit, SR-IOV: the PF's).
 // Not thread-safe: one host thread drives a Device. docs/driver.md has the whole story.
 #include <cstdint>
 #include <deque>
@@ -45,7 +50,9 @@ struct DeviceInfo {
   std::string name;
   std::uint16_t vendor_id = 0, device_id = 0;
   unsigned version_major = 0, version_minor = 0, version_patch = 0;
-  BarInfo bar0, bar2;
+  bool virtual_function = false;   // an SR-IOV VF (DeviceAccess's function list says so)
+  std::uint16_t physical_rid = 0;  // a VF's PF; a PF's own rid
+  BarInfo bar0, bar2;              // bar2 empty on a VF (no device-memory aperture)
   unsigned max_queues = 0;         // CAP0.MQP
   unsigned max_queue_entries = 0;  // CAP0.MQES + 1
   unsigned doorbell_stride = 0;    // bytes (1 << CAP0.DSTRD)
@@ -123,6 +130,7 @@ class Device {
   void write64(std::uint32_t offset, std::uint64_t value);
 
   // ---- PMU and trace unit (admin PMU_CONFIG / TRACE_CONFIG and the PMU registers) ----
+  // The PF's only: on a VF each of these throws a DriverError naming the VF and its PF.
   /// PMU_CONFIG: counter (0..7) counts `event` (SOHU_PMU_EVT_*); the PMU enable is kept.
   void pmu_configure(unsigned counter, unsigned event);
   /// PMU_CTRL.EN (and PMU_CTRL.RESET): a register write, no admin command.
@@ -133,10 +141,21 @@ class Device {
   /// in `mask`. Returns the ring's IOVA.
   std::uint64_t trace_configure(std::uint64_t ring_bytes, unsigned mask);
 
+  // ---- Device-MMU contexts (admin SET_CONTEXT / VF_CONTEXT; the PF's only) ----
+  /// Installs device-MMU context `context` (1..contexts-1) from `entries` (page-table
+  /// entries, docs/registers.md "Device MMU": bit 0 valid, bit 1 writable, the physical page
+  /// address above): the table goes to the device through a host buffer it reads once.
+  /// Empty `entries` invalidates the context.
+  void set_context(std::uint16_t context, const std::vector<std::uint64_t>& entries);
+  /// VF_CONTEXT: VF `vf` (0-based) runs every command in `context` (0: none, its device-memory
+  /// operands fault). What keeps a VF in its part of device memory.
+  void assign_vf_context(unsigned vf, std::uint16_t context);
+
   // ---- SR-IOV (config-space SR-IOV capability of a PF) ----
   /// Sets NumVFs, then VF Enable and VF MSE (disabling VFs first if they were on); returns
   /// the VFs' requester ids (PF RID + First VF Offset + i x VF Stride). 0 disables the VFs.
-  /// The device has no VF register pages yet: VFs exist in config space and on the bus only.
+  /// A VF is then driven by a Device of its own on its rid (probe, enable, queues; its BAR0
+  /// window is placed by the platform). DriverError on a VF (it has no SR-IOV capability).
   std::vector<std::uint16_t> sriov_enable(unsigned num_vfs);
 
   /// Device time in ns (TIMESTAMP register, 64-bit latched read).
@@ -183,6 +202,8 @@ class Device {
   Queue& queue(std::uint16_t qid, const char* call);
   const Queue& queue(std::uint16_t qid, const char* call) const;
   void require_enabled(const char* call) const;
+  /// DriverError naming `call` on a VF: `unit` ("the PMU") is the PF's only.
+  void require_physical(const char* call, const char* unit) const;
   void setup_queue_memory(Queue& q);
   void reset_ring(Queue& q);
   void create_on_device(Queue& q);

@@ -32,7 +32,9 @@
 
 namespace sohusim::driver {
 
-/// One PCI function the host can see.
+/// One PCI function the host can see. For a VF the IDs are what Linux's sysfs shows: the
+/// PF's vendor and the VF Device ID of the PF's SR-IOV capability (the VF's own config
+/// header reads 0xFFFF for both).
 struct PciFunction {
   std::uint16_t rid = 0;  // requester id: bus << 8 | device << 3 | function
   std::uint16_t vendor_id = 0;
@@ -67,6 +69,7 @@ class DeviceAccess {
   virtual void config_write32(std::uint16_t rid, std::uint16_t offset, std::uint32_t value) = 0;
 
   // ---- BARs ----
+  /// A VF's BAR i is its window in the PF's SR-IOV VF BAR i (the VF's header BARs read 0).
   virtual BarInfo bar(std::uint16_t rid, unsigned index) = 0;
   /// Reads stall the calling thread for the PCIe round trip (about 1.5 us); writes are
   /// posted (the caller pays only the store) and stay ordered before later reads.
@@ -76,14 +79,16 @@ class DeviceAccess {
   virtual void mmio_write64(std::uint64_t address, std::uint64_t value) = 0;
 
   // ---- DMA memory ----
-  /// Allocates host memory mapped for function `rid` (align: a power of two).
+  /// Allocates host memory mapped for function `rid` only (align: a power of two): a VF's
+  /// buffers are in its own IOMMU domain, not its PF's.
   virtual DmaBuffer alloc_dma(std::uint16_t rid, std::uint64_t bytes, std::uint64_t align = 4096) = 0;
   /// The CPU's own accesses to DMA memory (cached stores and loads; cost host time).
   virtual void host_write(std::uint64_t iova, const void* data, std::size_t bytes) = 0;
   virtual void host_read(std::uint64_t iova, void* data, std::size_t bytes) = 0;
 
   // ---- interrupts ----
-  /// Routes vectors 0..count-1 of `rid`'s MSI-X table to this host and enables MSI-X.
+  /// Routes vectors 0..count-1 of `rid`'s MSI-X table to this host and enables MSI-X. Every
+  /// function (PF or VF) has vectors of its own: vector v of one never wakes another's wait.
   virtual void enable_msix(std::uint16_t rid, unsigned count) = 0;
   /// Blocks until vector `vector` of `rid` has fired (an interrupt that fired before the
   /// call counts; each wait consumes one). false on timeout (timeout_ns 0 = forever).

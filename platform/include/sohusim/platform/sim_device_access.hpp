@@ -5,11 +5,21 @@
 //   config space    ECAM reads/writes by the CPU agent (non-posted, full round trip)
 //   MMIO            CPU loads (stall for the PCIe round trip) and posted stores
 //   DMA memory      host DRAM allocated and mapped in the IOMMU domain of the function
+//                   (a PF: its device's domain; a VF: a domain of its own)
 //   host_read/write CPU loads/stores to host DRAM (a cached access each)
 //   interrupts      enable_msix programs the function's MSI-X table the way the kernel
-//                   does for VFIO (vector v of device d -> host vector d x 1024 + v)
+//                   does for VFIO (vector v of function rid -> host_vector(rid, v), distinct
+//                   for every PF and VF of the host)
 //   time            sc_time_stamp; spend_ns waits
 // It knows no driver: it serves any software written against DeviceAccess.
+//
+// Enumeration (first use of functions(), bar() or enable_msix()) does what firmware and the
+// OS do before any driver loads: it sizes each PF's BARs and places BAR0 and BAR2 in the
+// windows the host decodes for the device, and sizes the PF's SR-IOV VF BAR0 and places it
+// at HostSystem::vf_bar0_address (the upper half of the device's BAR0 window), so VFs have
+// register windows the moment software sets VF Enable and VF MSE. Like Linux, it reports a
+// VF's IDs as the PF's vendor and the SR-IOV capability's VF Device ID (a VF's own header
+// reads 0xFFFF), and a VF's BARs as its slice of the PF's VF BARs (its header BARs are RO 0).
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -40,17 +50,41 @@ class SimDeviceAccess : public driver::DeviceAccess {
   void spend_ns(std::uint64_t ns) override;
 
   static constexpr unsigned kVectorsPerFunction = 1024;
+  /// The interrupt controller's vector for MSI-X vector `v` (< kVectorsPerFunction) of
+  /// function `rid` (bus 1 or above, as every function of a HostSystem):
+  /// (rid - 0x100) x kVectorsPerFunction + v. Device d's PF starts at d x 256 x 1024, the
+  /// function on devfn f of its bus (a VF) at that + f x 1024: no two functions share one.
+  static std::uint32_t host_vector(std::uint16_t rid, unsigned v);
 
  private:
+  /// The device whose bus `rid` is on (its PF or one of its VFs); AccessError naming `call`.
   unsigned slot_of(std::uint16_t rid, const char* call) const;
-  /// Sizes and places every device's BARs once, as firmware does before drivers load.
+  /// Sizes and places every device's BARs and SR-IOV VF BARs once, as firmware does before
+  /// drivers load.
   void enumerate();
+  struct EnabledVf {
+    unsigned index = 0;           // VF n of its PF
+    bool memory_enabled = false;  // VF MSE
+  };
+  /// What `rid` (not the PF of device `slot`) is among the PF's enabled VFs, read from the
+  /// SR-IOV capability now (VF Enable, NumVFs, offset and stride change at run time).
+  /// AccessError naming `call` if it is not an enabled VF.
+  EnabledVf enabled_vf(unsigned slot, std::uint16_t rid, const char* call);
+  /// VF `vf`'s window of VF BAR `index` of device `slot` (size 0: no such BAR).
+  driver::BarInfo vf_bar(unsigned slot, unsigned vf, unsigned index) const;
   struct Bars {
     driver::BarInfo bar[6];
   };
+  /// A PF's SR-IOV capability as enumeration found it.
+  struct Sriov {
+    std::uint16_t cap = 0;  // config-space offset; 0: no SR-IOV capability
+    unsigned total_vfs = 0;
+    driver::BarInfo vf_bar[6];  // VF 0's window and the per-VF size
+  };
   models::HostSystem& host_;
   bool enumerated_ = false;
-  std::map<std::uint16_t, Bars> bars_;
+  std::map<std::uint16_t, Bars> bars_;  // by PF rid
+  std::vector<Sriov> sriov_;            // by device slot
 };
 
 }  // namespace sohusim::platform
