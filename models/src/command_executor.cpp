@@ -156,18 +156,26 @@ std::vector<std::uint32_t> CommandExecutor::signature(const Sqe& sqe) {
   return k;
 }
 
-std::vector<std::pair<counters::Counter*, std::uint64_t>> CommandExecutor::device_counters() {
+void CommandExecutor::refresh_own_counters() {
   // The device's counters, looked up again only when the registry has grown (a glob over a
-  // multi-device registry is far dearer than reading the values).
+  // multi-device registry is far dearer than reading the values), and by name below the
+  // device's prefix (a shared record names its counters so).
   counters::Registry& r = scope_.registry();
-  if (r.size() != counters_seen_) {
-    counters_seen_ = r.size();
-    own_counters_.clear();
-    for (const counters::Stat* s : r.glob(scope_.prefix() + ".**")) {
-      if (s->kind() == counters::StatKind::Counter)
-        own_counters_.push_back(static_cast<counters::Counter*>(r.find(s->name())));
-    }
+  if (r.size() == counters_seen_) return;
+  counters_seen_ = r.size();
+  own_counters_.clear();
+  by_suffix_.clear();
+  const std::size_t prefix = scope_.prefix().empty() ? 0 : scope_.prefix().size() + 1;
+  for (const counters::Stat* s : r.glob(scope_.prefix() + ".**")) {
+    if (s->kind() != counters::StatKind::Counter) continue;
+    auto* c = static_cast<counters::Counter*>(r.find(s->name()));
+    own_counters_.push_back(c);
+    by_suffix_.emplace(s->name().substr(prefix), c);
   }
+}
+
+std::vector<std::pair<counters::Counter*, std::uint64_t>> CommandExecutor::device_counters() {
+  refresh_own_counters();
   std::vector<std::pair<counters::Counter*, std::uint64_t>> out;
   out.reserve(own_counters_.size());
   for (counters::Counter* c : own_counters_) out.emplace_back(c, c->count());
@@ -182,11 +190,11 @@ const CommandExecutor::Replay* CommandExecutor::find_replay(const std::vector<st
   // Recorded by a device of the same configuration: its counters, under this device's prefix.
   Replay r;
   r.duration_ps = rec->duration_ps;
-  counters::Registry& reg = scope_.registry();
+  refresh_own_counters();
   for (const auto& [suffix, n] : rec->increments) {
-    counters::Stat* s = reg.find(scope_.join(suffix));
-    if (s == nullptr || s->kind() != counters::StatKind::Counter) return nullptr;  // not this shape of device
-    r.increments.emplace_back(static_cast<counters::Counter*>(s)->slot(), n);
+    const auto c = by_suffix_.find(suffix);
+    if (c == by_suffix_.end()) return nullptr;  // not this shape of device
+    r.increments.emplace_back(c->second->slot(), n);
   }
   std::sort(r.increments.begin(), r.increments.end());  // ascending slots: a sequential walk
   return &replays_.emplace(key, std::move(r)).first->second;

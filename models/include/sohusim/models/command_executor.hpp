@@ -55,6 +55,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -160,6 +161,7 @@ class CommandExecutor {
   static std::vector<std::uint32_t> signature(const Sqe& sqe);
   Outcome execute_with_replay(const Sqe& sqe, std::uint16_t qid);
   std::vector<std::pair<counters::Counter*, std::uint64_t>> device_counters();
+  void refresh_own_counters();
   Outcome exec_dma(const Sqe&, const Issuer& who);
   Outcome exec_gemm(const Sqe&, bool validate_only);
   Outcome exec_attention(const Sqe&, bool validate_only);
@@ -203,11 +205,12 @@ class CommandExecutor {
   counters::Counter& replayed_;
   counters::Scope scope_;
   std::unordered_map<std::vector<std::uint32_t>, Replay, SignatureHash> replays_;  // on this device's counters
-  std::shared_ptr<ReplayCache> shared_;           // records shared with identical devices
-  std::vector<counters::Counter*> own_counters_;  // this device's counters (device_counters())
-  std::size_t counters_seen_ = 0;                 // registry size when own_counters_ was built
-  unsigned in_flight_ = 0;                        // commands executing now
-  std::uint64_t started_ = 0;                     // commands started so far (detects overlap while recording)
+  std::shared_ptr<ReplayCache> shared_;                            // records shared with identical devices
+  std::vector<counters::Counter*> own_counters_;                   // this device's counters (device_counters())
+  std::unordered_map<std::string, counters::Counter*> by_suffix_;  // the same, by name below the prefix
+  std::size_t counters_seen_ = 0;                                  // registry size when own_counters_ was built
+  unsigned in_flight_ = 0;                                         // commands executing now
+  std::uint64_t started_ = 0;  // commands started so far (detects overlap while recording)
 };
 
 }  // namespace sohusim::models
