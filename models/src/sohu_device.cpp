@@ -200,8 +200,8 @@ void SohuDevice::sync_vfs(pcie::PhysicalFunction& functions) {
                                                      std::move(h), scope_.sub(name), nullptr, 0);
       vfs_[i] = std::move(vf);
     }
-    // The routing ID follows First VF Offset and VF Stride (fixed here, but read anew).
-    vfs_[i]->rid = f->rid();
+    // The routing ID is the PF's + First VF Offset + i x VF Stride, both fixed on this
+    // device: the VF's port keeps the one it was built with.
     f->set_reset_callback([this, i](pcie::PcieFunction&, pcie::ResetKind) { vfs_[i]->ctl->reset(); });
   }
 }
