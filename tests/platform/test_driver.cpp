@@ -5,6 +5,7 @@
 // "test-2" (one host, two devices). Each test runs in a forked child with a fresh SystemC
 // kernel (sim/systemc_test_support.hpp).
 #define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
 
 #include <algorithm>
@@ -33,16 +34,6 @@ using driver::Runtime;
 using driver::RuntimeOptions;
 using driver::Stream;
 
-SimulatorOptions options(const std::string& system, const std::string& mode = "") {
-  SimulatorOptions o;
-  o.system = system;
-  o.mode = mode;  // "functional": bytes move (sim.data_mode)
-#ifdef SOHUSIM_SOURCE_DIR
-  o.config_dirs = {std::string(SOHUSIM_SOURCE_DIR) + "/configs"};
-#endif
-  return o;
-}
-
 /// The requester id of the host's first Sohu physical function.
 std::uint16_t first_sohu_pf(DeviceAccess& a) {
   for (const driver::PciFunction& f : a.functions()) {
@@ -50,10 +41,6 @@ std::uint16_t first_sohu_pf(DeviceAccess& a) {
   }
   ADD_FAILURE() << "the platform shows no Sohu physical function";
   return 0;
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 // ---- probe, enable, queues --------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
 #include "sohusim/models/matrix_engine_params.hpp"
 #include "sohusim/models/sohu_device.hpp"
@@ -21,10 +22,6 @@
 namespace sohusim::platform {
 namespace {
 
-std::vector<std::string> dirs() {
-  return {std::string(SOHUSIM_SOURCE_DIR) + "/configs"};
-}
-
 struct Run {
   workloads::ScenarioResult result;
   double simulated = 0;
@@ -35,10 +32,10 @@ Run run_tiny(const std::string& system, driver::DType dtype, unsigned batch, uns
              workloads::AllReduceAlgorithm allreduce = workloads::AllReduceAlgorithm::OneShot) {
   SimulatorOptions o;
   o.system = system;
-  o.config_dirs = dirs();
+  o.config_dirs = test::config_dirs();
   o.mode = "functional";
   Simulator sim(o);
-  const workloads::ModelConfig m = workloads::load_model("tiny", dirs());
+  const workloads::ModelConfig m = workloads::load_model("tiny", test::config_dirs());
   Run r;
   r.simulated = sim.run([&](HostContext& host) {
     workloads::ScenarioOptions so;
@@ -60,7 +57,7 @@ Run run_tiny(const std::string& system, driver::DType dtype, unsigned batch, uns
 // The reference's logits for the same request: prefill, then decode with its own greedy tokens.
 std::vector<workloads::Logits> reference(driver::DType dtype, const std::vector<std::vector<std::uint32_t>>& prompts,
                                          unsigned gen, std::vector<std::vector<std::uint32_t>>& tokens) {
-  const workloads::ModelConfig m = workloads::load_model("tiny", dirs());
+  const workloads::ModelConfig m = workloads::load_model("tiny", test::config_dirs());
   workloads::Reference ref(m, workloads::make_weights(m, 7), dtype);
   std::vector<workloads::Logits> out;
   out.push_back(ref.prefill(prompts));
@@ -137,10 +134,10 @@ struct Sohu1Run {
 Sohu1Run run_llama3_8b(unsigned batch, unsigned prompt, unsigned gen) {
   SimulatorOptions o;
   o.system = "sohu-1";
-  o.config_dirs = dirs();
+  o.config_dirs = test::config_dirs();
   Sohu1Run r;
   r.sim = std::make_unique<Simulator>(o);
-  r.model = workloads::load_model("llama-3-8b", dirs());
+  r.model = workloads::load_model("llama-3-8b", test::config_dirs());
   r.sim->run([&](HostContext& host) {
     workloads::ScenarioOptions so;
     so.batch = batch;

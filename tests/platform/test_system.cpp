@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
 #include "sohusim/driver/command.hpp"
 #include "sohusim/driver/runtime.hpp"
@@ -15,10 +16,6 @@
 namespace sohusim::platform {
 namespace {
 
-std::vector<std::string> dirs() {
-  return {std::string(SOHUSIM_SOURCE_DIR) + "/configs"};
-}
-
 std::string error_of(const std::string& yaml) {
   try {
     SystemSpec::parse(yaml, "sys.yaml");
@@ -29,12 +26,12 @@ std::string error_of(const std::string& yaml) {
 }
 
 TEST(SystemSpec, ShippedSystemsLoad) {
-  const SystemSpec one = SystemSpec::load("sohu-1", dirs());
+  const SystemSpec one = SystemSpec::load("sohu-1", test::config_dirs());
   EXPECT_EQ(one.device_count(), 1u);
-  const SystemSpec eight = SystemSpec::load("sohu-8", dirs());
+  const SystemSpec eight = SystemSpec::load("sohu-8", test::config_dirs());
   EXPECT_EQ(eight.device_count(), 8u);
   EXPECT_EQ(eight.links_of(0).size(), 28u);  // a full mesh of 8
-  const SystemSpec two = SystemSpec::load("sohu-2x8", dirs());
+  const SystemSpec two = SystemSpec::load("sohu-2x8", test::config_dirs());
   EXPECT_EQ(two.hosts.size(), 2u);
   EXPECT_EQ(two.device_count(), 16u);
   EXPECT_DOUBLE_EQ(two.network_bandwidth, 50e9);
@@ -50,7 +47,7 @@ TEST(SystemSpec, BadFilesNameTheKey) {
   EXPECT_NE(error_of("hosts: [{devices: 1}]\ncolour: red").find("unknown key"), std::string::npos);
   EXPECT_NE(error_of("hosts: [{devices: 1}]\nhost_costs: {launch: 5}").find("host_costs.launch"), std::string::npos);
   try {
-    SystemSpec::load("sohu-3", dirs());
+    SystemSpec::load("sohu-3", test::config_dirs());
     FAIL() << "an unknown system loaded";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("sohu-8"), std::string::npos) << e.what();
@@ -60,7 +57,7 @@ TEST(SystemSpec, BadFilesNameTheKey) {
 SOHUSIM_SYSTEMC_TEST(Platform, EightDevicesEnumerateOnTheirOwnRootPorts) {
   SimulatorOptions o;
   o.system = "sohu-8";
-  o.config_dirs = dirs();
+  o.config_dirs = test::config_dirs();
   Simulator sim(o);
   ASSERT_EQ(sim.system().device_count(), 8u);
   std::vector<driver::PciFunction> fns;
@@ -92,7 +89,7 @@ SOHUSIM_SYSTEMC_TEST(Platform, EightDevicesEnumerateOnTheirOwnRootPorts) {
 SOHUSIM_SYSTEMC_TEST(Platform, MmioReadStallsForTheRoundTripAndBadAddressesAreErrors) {
   SimulatorOptions o;
   o.system = "sohu-1";
-  o.config_dirs = dirs();
+  o.config_dirs = test::config_dirs();
   Simulator sim(o);
   std::uint64_t t = 0;
   std::string error;
@@ -117,7 +114,7 @@ SOHUSIM_SYSTEMC_TEST(Platform, MmioReadStallsForTheRoundTripAndBadAddressesAreEr
 SOHUSIM_SYSTEMC_TEST(Platform, HostNetworkDeliversAfterBandwidthAndLatency) {
   SimulatorOptions o;
   o.system = "sohu-2x8";
-  o.config_dirs = dirs();
+  o.config_dirs = test::config_dirs();
   Simulator sim(o);
   std::uint64_t arrived = 0;
   sim.run([&](HostContext& host) {
@@ -134,7 +131,7 @@ SOHUSIM_SYSTEMC_TEST(Platform, HostNetworkDeliversAfterBandwidthAndLatency) {
 SOHUSIM_SYSTEMC_TEST(Platform, AHostProgramThatWaitsForeverIsReportedNotHung) {
   SimulatorOptions o;
   o.system = "sohu-2x8";
-  o.config_dirs = dirs();
+  o.config_dirs = test::config_dirs();
   Simulator sim(o);
   try {
     sim.run([&](HostContext& host) {
@@ -158,7 +155,7 @@ struct ReplayRun {
 ReplayRun run_gemm_on_both(bool at_once) {
   SimulatorOptions o;
   o.system = "test-2";
-  o.config_dirs = dirs();
+  o.config_dirs = test::config_dirs();
   Simulator sim(o);
   ReplayRun r;
   sim.run([&](HostContext& host) {

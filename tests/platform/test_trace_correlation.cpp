@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/workloads/scenario.hpp"
@@ -66,9 +67,7 @@ SOHUSIM_SYSTEMC_TEST(TraceCorrelation, EveryLaunchIsFollowedToTheDevicesCommands
   const std::string path =
       (std::filesystem::temp_directory_path() / ("sohusim_corr_" + std::to_string(::getpid()) + ".json")).string();
   {
-    SimulatorOptions o;
-    o.system = "test-2";
-    o.config_dirs = {std::string(SOHUSIM_SOURCE_DIR) + "/configs"};
+    SimulatorOptions o = test::options("test-2");
     o.trace_file = path;
     Simulator sim(o);
     const workloads::ModelConfig m = workloads::load_model("tiny", o.config_dirs);

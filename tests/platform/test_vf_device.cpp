@@ -5,9 +5,10 @@
 // goes through the driver over the simulated platform (functional data mode, so device
 // memory holds the bytes that the checks read back). Each test runs in a forked child.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
 
-#include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,18 +31,6 @@ using driver::DeviceAccess;
 using driver::Space;
 
 constexpr std::uint64_t kPage = 2ULL << 20;  // device MMU page (device.mmu.page_size default)
-
-SimulatorOptions functional_sohu1() {
-  SimulatorOptions o;
-  o.system = "sohu-1";
-  o.mode = "functional";
-  o.config_dirs = {std::string(SOHUSIM_SOURCE_DIR) + "/configs"};
-  return o;
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 /// The PF probed and enabled, one VF enabled, probed and enabled with one I/O queue.
 struct PfAndVf {
@@ -72,29 +61,40 @@ std::uint64_t host_buffer(DeviceAccess& a, std::uint16_t rid, std::uint64_t byte
 }
 
 /// The status a command on (dev, queue) completes with (0: success).
-std::uint16_t run_status(Device& dev, std::uint16_t queue, const driver::Command& c, std::string* what = nullptr) {
+std::uint16_t run_status(Device& dev, std::uint16_t queue, const driver::Command& c) {
   try {
     dev.wait(dev.submit(queue, c), 10'000'000'000ULL);
     return 0;
   } catch (const CommandError& e) {
-    if (what != nullptr) *what = e.what();
     return e.status();
   }
 }
 
-void vf_memory_is_its_context_body() {
-  Simulator sim(functional_sohu1());
-  models::SohuDevice& dev = sim.system().host(0).device(0);
+/// The set-up every test below starts from: sohu-1 in functional mode, PfAndVf on its host
+/// thread; `body` gets the host, the machine as the driver sees it and the two functions.
+/// Fails the test if it never ran.
+void with_pf_and_vf(const std::function<void(models::HostSystem& hs, DeviceAccess& a, PfAndVf& f)>& body) {
+  Simulator sim(options("sohu-1", "functional"));
+  models::HostSystem& hs = sim.system().host(0);
+  bool ran = false;
   sim.run([&](HostContext& host) {
     DeviceAccess& a = host.access();
     PfAndVf f(a, models::HostSystem::device_rid(0));
+    body(hs, a, f);
+    ran = true;
+  });
+  EXPECT_TRUE(ran) << "the host program did not run";
+}
+
+SOHUSIM_SYSTEMC_TEST(VfDevice, AVfReachesDeviceMemoryOnlyThroughTheContextItsPfAssigned) {
+  with_pf_and_vf([&](models::HostSystem& hs, DeviceAccess& a, PfAndVf& f) {
     const std::uint64_t src = host_buffer(a, f.vf.info().rid, 4096, 0xA5);
 
     // No context assigned yet: the VF's device-memory operand faults (never physical); the
     // simulator's own log says why.
     EXPECT_EQ(run_status(f.vf, f.vf_queue, driver::dma_copy(Space::Host, src, Space::Hbm, 0x100, 4096)),
               SOHU_STATUS_MMU_FAULT);
-    const models::FunctionController* ctl = dev.vf(0);
+    const models::FunctionController* ctl = hs.device(0).vf(0);
     ASSERT_NE(ctl, nullptr);
     ASSERT_NE(ctl->error_log().oldest(), nullptr);
     EXPECT_TRUE(contains(ctl->error_log().oldest()->message, "VF_CONTEXT")) << ctl->error_log().oldest()->message;
@@ -121,15 +121,8 @@ void vf_memory_is_its_context_body() {
   });
 }
 
-TEST(VfDevice, AVfReachesDeviceMemoryOnlyThroughTheContextItsPfAssigned) {
-  ::sohusim::test::run_in_child(&vf_memory_is_its_context_body);
-}
-
-void vf_dma_is_its_own_body() {
-  Simulator sim(functional_sohu1());
-  sim.run([&](HostContext& host) {
-    DeviceAccess& a = host.access();
-    PfAndVf f(a, models::HostSystem::device_rid(0));
+SOHUSIM_SYSTEMC_TEST(VfDevice, AVfsDmaCarriesItsOwnRequesterId) {  // and so stays in its IOMMU domain
+  with_pf_and_vf([&](models::HostSystem& hs, DeviceAccess& a, PfAndVf& f) {
     f.pf.set_context(1, {0 | 0x3});
     f.pf.assign_vf_context(0, 1);
     // A buffer mapped for the VF: its copy works. One mapped only for the PF: the host IOMMU
@@ -141,7 +134,7 @@ void vf_dma_is_its_own_body() {
     EXPECT_EQ(run_status(f.vf, f.vf_queue, driver::dma_copy(Space::Host, mine, Space::Hbm, 0, 4096)), 0);
     EXPECT_EQ(run_status(f.vf, f.vf_queue, driver::dma_copy(Space::Host, pfs, Space::Hbm, 0, 4096)),
               SOHU_STATUS_HOST_DMA_ERROR);
-    pcie::Iommu& iommu = *sim.system().host(0).iommu();
+    pcie::Iommu& iommu = *hs.iommu();
     iommu.clear_fault_log();
     EXPECT_EQ(run_status(f.vf, f.vf_queue, driver::dma_copy(Space::Hbm, 0, Space::Host, pfs, 4096)), 0);
     EXPECT_EQ(run_status(f.vf, f.vf_queue, driver::timestamp(Space::Host, pfs)), 0);
@@ -156,15 +149,8 @@ void vf_dma_is_its_own_body() {
   });
 }
 
-TEST(VfDevice, AVfsDmaCarriesItsOwnRequesterId) {  // and so stays in its IOMMU domain
-  ::sohusim::test::run_in_child(&vf_dma_is_its_own_body);
-}
-
-void device_wide_is_the_pfs_body() {
-  Simulator sim(functional_sohu1());
-  sim.run([&](HostContext& host) {
-    DeviceAccess& a = host.access();
-    PfAndVf f(a, models::HostSystem::device_rid(0));
+SOHUSIM_SYSTEMC_TEST(VfDevice, TheDeviceWideUnitsAreThePfs) {
+  with_pf_and_vf([&](models::HostSystem&, DeviceAccess&, PfAndVf& f) {
     // The device-wide admin commands are refused on a VF's admin queue.
     driver::Command pmu;
     pmu.dw[SOHU_SQE_OPCODE_DW] |= SOHU_ADMIN_OP_PMU_CONFIG << SOHU_SQE_OPCODE_SHIFT;
@@ -193,16 +179,8 @@ void device_wide_is_the_pfs_body() {
   });
 }
 
-TEST(VfDevice, TheDeviceWideUnitsAreThePfs) {
-  ::sohusim::test::run_in_child(&device_wide_is_the_pfs_body);
-}
-
-void resets_stay_in_their_function_body() {
-  Simulator sim(functional_sohu1());
-  models::SohuDevice& dev = sim.system().host(0).device(0);
-  sim.run([&](HostContext& host) {
-    DeviceAccess& a = host.access();
-    PfAndVf f(a, models::HostSystem::device_rid(0));
+SOHUSIM_SYSTEMC_TEST(VfDevice, AVfsResetStaysInTheVfAndThePfsResetsTheDevice) {
+  with_pf_and_vf([&](models::HostSystem& hs, DeviceAccess&, PfAndVf& f) {
     f.pf.set_context(2, {0 | 0x3});
     f.pf.assign_vf_context(0, 2);
     // The VF's reset: the VF comes back, the PF's queue never noticed.
@@ -211,16 +189,12 @@ void resets_stay_in_their_function_body() {
     EXPECT_EQ(run_status(f.vf, f.vf_queue, driver::nop()), 0);
     EXPECT_EQ(run_status(f.pf, f.pf_queue, driver::nop()), 0);
     EXPECT_EQ(f.pf.reset_count(), pf_resets);
-    EXPECT_EQ(dev.vf_context(0), 2u) << "the VF's own reset keeps its PF's assignment";
+    EXPECT_EQ(hs.device(0).vf_context(0), 2u) << "the VF's own reset keeps its PF's assignment";
     // The PF's reset resets the whole device: the assignment is gone.
     f.pf.reset();
-    EXPECT_EQ(dev.vf_context(0), 0u);
+    EXPECT_EQ(hs.device(0).vf_context(0), 0u);
     EXPECT_EQ(run_status(f.pf, f.pf_queue, driver::nop()), 0);
   });
-}
-
-TEST(VfDevice, AVfsResetStaysInTheVfAndThePfsResetsTheDevice) {
-  ::sohusim::test::run_in_child(&resets_stay_in_their_function_body);
 }
 
 }  // namespace

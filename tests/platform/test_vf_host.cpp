@@ -7,9 +7,11 @@
 // device's side: test_vf_device.cpp checks that side further).
 // Each SystemC test runs in a forked child (sim/systemc_test_support.hpp).
 #define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
 
 #include <cstring>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -36,23 +38,29 @@ constexpr std::uint16_t kVendor = 0x1E5C;
 constexpr std::uint16_t kPfDevice = 0x5001;
 constexpr std::uint16_t kVfDevice = 0x5002;
 
-SimulatorOptions options(const std::string& system, const std::string& mode = "") {
-  SimulatorOptions o;
-  o.system = system;
-  o.mode = mode;
-  o.config_dirs = {std::string(SOHUSIM_SOURCE_DIR) + "/configs"};
-  return o;
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
 /// Probes the host's first PF and enables `n` VFs through the driver; returns their rids.
 std::vector<std::uint16_t> enable_vfs(Device& pf, unsigned n) {
   pf.probe();
   EXPECT_GE(pf.info().sriov_total_vfs, n) << "the PF offers too few VFs";
   return pf.sriov_enable(n);
+}
+
+/// The set-up every VF test below starts from: sohu-1, its PF probed through the driver and
+/// two VFs enabled; `body` runs on the host's thread. Fails the test if it never ran.
+void with_two_vfs(const std::function<void(HostSystem& hs, DeviceAccess& a, std::uint16_t pf, Device& d,
+                                           const std::vector<std::uint16_t>& vfs)>& body) {
+  Simulator sim(options("sohu-1"));
+  HostSystem& hs = sim.system().host(0);
+  bool ran = false;
+  sim.run([&](HostContext& host) {
+    DeviceAccess& a = host.access();
+    const std::uint16_t pf = HostSystem::device_rid(0);
+    Device d(a, pf);
+    const std::vector<std::uint16_t> vfs = enable_vfs(d, 2);
+    body(hs, a, pf, d, vfs);
+    ran = true;
+  });
+  EXPECT_TRUE(ran) << "the host program did not run";
 }
 
 /// One 64-byte DMA access as device 0 issues it, with requester `rid` (what the device's
@@ -80,13 +88,7 @@ bool device_dma(HostSystem& hs, std::uint16_t rid, std::uint64_t iova, bool writ
 // ---- enumeration and the function list ---------------------------------------------------------
 
 SOHUSIM_SYSTEMC_TEST(VfHost, EnabledVfsGetBar0WindowsInsideTheDeviceWindow) {
-  Simulator sim(options("sohu-1"));
-  bool ran = false;
-  sim.run([&](HostContext& host) {
-    DeviceAccess& a = host.access();
-    const std::uint16_t pf = HostSystem::device_rid(0);
-    Device d(a, pf);
-    const std::vector<std::uint16_t> vfs = enable_vfs(d, 2);
+  with_two_vfs([&](HostSystem&, DeviceAccess& a, std::uint16_t pf, Device&, const std::vector<std::uint16_t>& vfs) {
     ASSERT_EQ(vfs.size(), 2u);
     const std::uint64_t window = HostSystem::bar0_address(0);
     const driver::BarInfo pf_bar0 = a.bar(pf, 0);
@@ -120,18 +122,11 @@ SOHUSIM_SYSTEMC_TEST(VfHost, EnabledVfsGetBar0WindowsInsideTheDeviceWindow) {
       EXPECT_TRUE(contains(e.what(), "is not an enabled VF")) << e.what();
       EXPECT_TRUE(contains(e.what(), "NumVFs 2")) << e.what();
     }
-    ran = true;
   });
-  EXPECT_TRUE(ran);
 }
 
 SOHUSIM_SYSTEMC_TEST(VfHost, FunctionsListVfsWithThePfVendorAndTheVfDeviceId) {
-  Simulator sim(options("sohu-1"));
-  sim.run([&](HostContext& host) {
-    DeviceAccess& a = host.access();
-    const std::uint16_t pf = HostSystem::device_rid(0);
-    Device d(a, pf);
-    const std::vector<std::uint16_t> vfs = enable_vfs(d, 2);
+  with_two_vfs([&](HostSystem&, DeviceAccess& a, std::uint16_t pf, Device& d, const std::vector<std::uint16_t>& vfs) {
     // The VF's own header reads all ones (SR-IOV spec): the list must not show that.
     EXPECT_EQ(a.config_read32(vfs[0], 0x00), 0xFFFF'FFFFu);
     std::vector<PciFunction> listed;
@@ -155,13 +150,7 @@ SOHUSIM_SYSTEMC_TEST(VfHost, FunctionsListVfsWithThePfVendorAndTheVfDeviceId) {
 // ---- DMA memory: a domain per function ---------------------------------------------------------
 
 SOHUSIM_SYSTEMC_TEST(VfHost, VfDmaMemoryIsMappedInTheVfsOwnDomain) {
-  Simulator sim(options("sohu-1"));
-  HostSystem& hs = sim.system().host(0);
-  sim.run([&](HostContext& host) {
-    DeviceAccess& a = host.access();
-    const std::uint16_t pf = HostSystem::device_rid(0);
-    Device d(a, pf);
-    const std::vector<std::uint16_t> vfs = enable_vfs(d, 2);
+  with_two_vfs([&](HostSystem& hs, DeviceAccess& a, std::uint16_t pf, Device&, const std::vector<std::uint16_t>& vfs) {
     const driver::DmaBuffer pf_buf = a.alloc_dma(pf, 4096);
     const driver::DmaBuffer vf0_buf = a.alloc_dma(vfs[0], 4096);
     const driver::DmaBuffer vf1_buf = a.alloc_dma(vfs[1], 8192);
@@ -241,13 +230,8 @@ TEST(VfHost, EveryFunctionHasHostVectorsOfItsOwn) {
 }
 
 SOHUSIM_SYSTEMC_TEST(VfHost, APfInterruptDoesNotWakeAVfWait) {
-  Simulator sim(options("sohu-1"));
-  HostSystem& hs = sim.system().host(0);
-  sim.run([&](HostContext& host) {
-    DeviceAccess& a = host.access();
-    const std::uint16_t pf = HostSystem::device_rid(0);
-    Device d(a, pf);
-    const std::vector<std::uint16_t> vfs = enable_vfs(d, 2);  // probe routed the PF's vectors
+  with_two_vfs([&](HostSystem& hs, DeviceAccess& a, std::uint16_t pf, Device&,
+                   const std::vector<std::uint16_t>& vfs) {  // probe routed the PF's vectors
     const std::uint64_t before = hs.irq().delivered(SimDeviceAccess::host_vector(pf, 1));
     EXPECT_EQ(hs.endpoint(0).raise_msix(pf, 1), pcie::MsixRaise::Delivered);
     EXPECT_FALSE(a.wait_interrupt(vfs[0], 1, 20'000)) << "VF 0's vector 1 woke for the PF's";
@@ -259,13 +243,7 @@ SOHUSIM_SYSTEMC_TEST(VfHost, APfInterruptDoesNotWakeAVfWait) {
 }
 
 SOHUSIM_SYSTEMC_TEST(VfHost, EnableMsixOnAVfProgramsVectorsDistinctFromThePfs) {
-  Simulator sim(options("sohu-1"));
-  HostSystem& hs = sim.system().host(0);
-  sim.run([&](HostContext& host) {
-    DeviceAccess& a = host.access();
-    const std::uint16_t pf = HostSystem::device_rid(0);
-    Device d(a, pf);
-    const std::vector<std::uint16_t> vfs = enable_vfs(d, 2);
+  with_two_vfs([&](HostSystem& hs, DeviceAccess& a, std::uint16_t pf, Device&, const std::vector<std::uint16_t>& vfs) {
     bool vf_has_msix = false;
     {
       // The VF's own MSI-X capability (0x11), in its standard list.
@@ -298,12 +276,7 @@ SOHUSIM_SYSTEMC_TEST(VfHost, EnableMsixOnAVfProgramsVectorsDistinctFromThePfs) {
 // ---- driver::Device on a VF --------------------------------------------------------------------
 
 SOHUSIM_SYSTEMC_TEST(VfHost, ProbingAVfTakesItsIdsFromTheFunctionList) {
-  Simulator sim(options("sohu-1"));
-  sim.run([&](HostContext& host) {
-    DeviceAccess& a = host.access();
-    const std::uint16_t pf = HostSystem::device_rid(0);
-    Device d(a, pf);
-    const std::vector<std::uint16_t> vfs = enable_vfs(d, 2);
+  with_two_vfs([&](HostSystem&, DeviceAccess& a, std::uint16_t pf, Device&, const std::vector<std::uint16_t>& vfs) {
     Device v(a, vfs[0]);
     const driver::DeviceInfo& i = v.probe(8);
     EXPECT_TRUE(i.virtual_function);
@@ -335,13 +308,7 @@ SOHUSIM_SYSTEMC_TEST(VfHost, ProbingAVfTakesItsIdsFromTheFunctionList) {
 // The end-to-end check of a VF: probe, enable, an I/O queue, a NOP reaped by the VF's own
 // interrupt, its DMA through its own IOMMU domain.
 void vf_runs_a_nop_body() {
-  Simulator sim(options("sohu-1"));
-  HostSystem& hs = sim.system().host(0);
-  sim.run([&](HostContext& host) {
-    DeviceAccess& a = host.access();
-    const std::uint16_t pf = HostSystem::device_rid(0);
-    Device d(a, pf);
-    const std::vector<std::uint16_t> vfs = enable_vfs(d, 2);
+  with_two_vfs([&](HostSystem& hs, DeviceAccess& a, std::uint16_t pf, Device&, const std::vector<std::uint16_t>& vfs) {
     const driver::BarInfo b = a.bar(vfs[0], 0);
     const std::uint32_t ident = a.mmio_read32(b.address + SOHU_ID);
     ASSERT_EQ(ident, (std::uint32_t{kVfDevice} << 16) | kVendor);
