@@ -6,8 +6,10 @@
 #include <systemc>
 
 #include "sohusim/driver/errors.hpp"
+#include "sohusim/pcie/config_space.hpp"
 #include "sohusim/pcie/interrupt_controller.hpp"
 #include "sohusim/pcie/requester_id.hpp"
+#include "sohusim/pcie/sriov.hpp"
 #include "sohusim/sim/sim_time.hpp"
 
 namespace sohusim::platform {
@@ -23,17 +25,11 @@ std::string hex(std::uint64_t v) {
 constexpr std::uint16_t kCommand = 0x04;
 constexpr std::uint32_t kMemorySpace = 0x2;
 constexpr std::uint8_t kCapMsix = 0x11;
-// The SR-IOV extended capability (PCIe Base Spec 9.3.3; Linux pci_regs.h PCI_SRIOV_*):
-// offsets from the capability.
-constexpr std::uint16_t kExtCapSriov = 0x0010;
-constexpr std::uint16_t kSriovControl = 0x08;       // VF Enable bit 0, VF MSE bit 3
-constexpr std::uint16_t kSriovInitialTotal = 0x0C;  // TotalVFs [31:16]
-constexpr std::uint16_t kSriovNumVfs = 0x10;        // NumVFs [15:0]
-constexpr std::uint16_t kSriovOffsetStride = 0x14;  // First VF Offset [15:0], VF Stride [31:16]
-constexpr std::uint16_t kSriovVfDeviceId = 0x18;    // VF Device ID [31:16]
-constexpr std::uint16_t kSriovVfBar0 = 0x24;        // VF BAR n at 0x24 + 4n
-constexpr std::uint32_t kSriovVfEnable = 1u << 0;
-constexpr std::uint32_t kSriovVfMse = 1u << 3;
+// The SR-IOV capability's registers are pcie::Sriov's offsets (PCIe Base Spec 9.3.3), read
+// here as the dwords that hold them (configuration reads are dwords).
+constexpr std::uint16_t dword_of(std::uint16_t offset) {
+  return static_cast<std::uint16_t>(offset & ~3u);
+}
 
 // The standard capability list from 0x34; 0 if `id` is absent. Bounded: a corrupt list
 // cannot loop.
@@ -161,11 +157,11 @@ void SimDeviceAccess::enumerate() {
     // n x size), the way Linux assigns a PF's IOV resources. VF BAR0 (the VFs' register
     // pages) goes to the upper half of the device's BAR0 window, above the PF's BAR0.
     Sriov& sr = sriov_[i];
-    sr.cap = find_ext_capability(cpu, rid, kExtCapSriov);
+    sr.cap = find_ext_capability(cpu, rid, pcie::cfg::kExtCapIdSriov);
     if (sr.cap == 0) continue;
-    sr.total_vfs = cpu.cfg_read(rid, sr.cap + kSriovInitialTotal) >> 16;
+    sr.total_vfs = cpu.cfg_read(rid, sr.cap + dword_of(pcie::Sriov::kTotalVfs)) >> 16;
     for (unsigned bar = 0; bar < 6; ++bar) {
-      const unsigned reg = sr.cap + kSriovVfBar0 + 4 * bar;
+      const unsigned reg = sr.cap + pcie::Sriov::kVfBar0 + 4 * bar;
       const SizedBar sized = size_bar(cpu, rid, reg);
       if (sized.io) continue;
       if (sized.size != 0 && sr.total_vfs != 0) {
@@ -213,10 +209,11 @@ std::vector<driver::PciFunction> SimDeviceAccess::functions() {
     // Stride. A VF's own header reads 0xFFFF for both IDs (SR-IOV spec): like Linux, report
     // the PF's vendor and the capability's VF Device ID.
     const std::uint16_t cap = sriov_[i].cap;
-    if (cap == 0 || (cpu.cfg_read(rid, cap + kSriovControl) & kSriovVfEnable) == 0) continue;
-    const unsigned num = cpu.cfg_read(rid, cap + kSriovNumVfs) & 0xFFFFu;
-    const std::uint32_t off_stride = cpu.cfg_read(rid, cap + kSriovOffsetStride);
-    const auto vf_device = static_cast<std::uint16_t>(cpu.cfg_read(rid, cap + kSriovVfDeviceId) >> 16);
+    if (cap == 0 || (cpu.cfg_read(rid, cap + pcie::Sriov::kControl) & pcie::Sriov::kCtrlVfEnable) == 0) continue;
+    const unsigned num = cpu.cfg_read(rid, cap + pcie::Sriov::kNumVfs) & 0xFFFFu;
+    const std::uint32_t off_stride = cpu.cfg_read(rid, cap + pcie::Sriov::kFirstVfOffset);
+    const auto vf_device =
+        static_cast<std::uint16_t>(cpu.cfg_read(rid, cap + dword_of(pcie::Sriov::kVfDeviceId)) >> 16);
     for (unsigned v = 0; v < num; ++v) {
       driver::PciFunction vf;
       vf.rid = static_cast<std::uint16_t>(rid + (off_stride & 0xFFFFu) + v * (off_stride >> 16));
@@ -241,13 +238,13 @@ SimDeviceAccess::EnabledVf SimDeviceAccess::enabled_vf(unsigned slot, std::uint1
                               " has no SR-IOV capability");
   }
   models::CpuAgent& cpu = host_.cpu();
-  const std::uint32_t ctrl = cpu.cfg_read(pf, cap + kSriovControl);
-  const unsigned num = cpu.cfg_read(pf, cap + kSriovNumVfs) & 0xFFFFu;
-  const std::uint32_t off_stride = cpu.cfg_read(pf, cap + kSriovOffsetStride);
+  const std::uint32_t ctrl = cpu.cfg_read(pf, cap + pcie::Sriov::kControl);
+  const unsigned num = cpu.cfg_read(pf, cap + pcie::Sriov::kNumVfs) & 0xFFFFu;
+  const std::uint32_t off_stride = cpu.cfg_read(pf, cap + pcie::Sriov::kFirstVfOffset);
   const unsigned offset = off_stride & 0xFFFFu, stride = off_stride >> 16;
-  const bool enabled = (ctrl & kSriovVfEnable) != 0;
+  const bool enabled = (ctrl & pcie::Sriov::kCtrlVfEnable) != 0;
   for (unsigned v = 0; enabled && v < num; ++v) {
-    if (pf + offset + v * stride == rid) return EnabledVf{v, (ctrl & kSriovVfMse) != 0};
+    if (pf + offset + v * stride == rid) return EnabledVf{v, (ctrl & pcie::Sriov::kCtrlVfMse) != 0};
   }
   std::string state = "VF Enable clear";
   if (enabled) {
