@@ -86,8 +86,8 @@ Outcome CommandExecutor::check_device_range(unsigned ctx, Space space, std::uint
   if (space == Space::Hbm && ctx == kNoContext) {
     return Outcome::fail(Status::MmuFault,
                          std::string(what) +
-                             ": the issuing virtual function has no device-memory context yet "
-                             "(its PF assigns one with the VF_CONTEXT admin command)",
+                             ": context 0xFFFF maps nothing (a virtual function runs in it until its PF "
+                             "assigns it a context with the VF_CONTEXT admin command)",
                          addr);
   }
   if (space == Space::Hbm && ctx != 0) {
