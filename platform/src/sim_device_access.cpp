@@ -296,10 +296,24 @@ void check(tlm::tlm_response_status st, const char* call, std::uint64_t address)
                               " is outside every BAR this host has placed (or the device refused the access)");
   }
 }
+// Adds the simulated time a CPU access took (an MMIO read's round trip, a store, a load of
+// DMA memory) to the host's busy time.
+class CpuTimer {
+ public:
+  explicit CpuTimer(std::uint64_t& total) : total_(total), start_(sc_core::sc_time_stamp()) {}
+  ~CpuTimer() { total_ += sim::to_ns(sc_core::sc_time_stamp() - start_); }
+  CpuTimer(const CpuTimer&) = delete;
+  CpuTimer& operator=(const CpuTimer&) = delete;
+
+ private:
+  std::uint64_t& total_;
+  sc_core::sc_time start_;
+};
 }  // namespace
 
 std::uint32_t SimDeviceAccess::mmio_read32(std::uint64_t address) {
   tlm::tlm_response_status st{};
+  const CpuTimer busy(cpu_busy_ns_);
   const std::uint32_t v = host_.cpu().read32(address, &st);
   check(st, "mmio_read32", address);
   return v;
@@ -307,6 +321,7 @@ std::uint32_t SimDeviceAccess::mmio_read32(std::uint64_t address) {
 
 std::uint64_t SimDeviceAccess::mmio_read64(std::uint64_t address) {
   tlm::tlm_response_status st{};
+  const CpuTimer busy(cpu_busy_ns_);
   const std::uint64_t v = host_.cpu().read64(address, &st);
   check(st, "mmio_read64", address);
   return v;
@@ -314,12 +329,14 @@ std::uint64_t SimDeviceAccess::mmio_read64(std::uint64_t address) {
 
 void SimDeviceAccess::mmio_write32(std::uint64_t address, std::uint32_t value) {
   tlm::tlm_response_status st{};
+  const CpuTimer busy(cpu_busy_ns_);
   host_.cpu().write32(address, value, &st);
   check(st, "mmio_write32", address);
 }
 
 void SimDeviceAccess::mmio_write64(std::uint64_t address, std::uint64_t value) {
   tlm::tlm_response_status st{};
+  const CpuTimer busy(cpu_busy_ns_);
   host_.cpu().write64(address, value, &st);
   check(st, "mmio_write64", address);
 }
@@ -340,6 +357,7 @@ void SimDeviceAccess::host_write(std::uint64_t iova, const void* data, std::size
     throw driver::AccessError("host_write: [" + hex(iova) + ", +" + std::to_string(bytes) + ") is outside host DRAM (" +
                               std::to_string(host_.dram().params().capacity) + " bytes)");
   }
+  const CpuTimer busy(cpu_busy_ns_);
   host_.cpu().mem_write(iova, data, bytes);
 }
 
@@ -348,6 +366,7 @@ void SimDeviceAccess::host_read(std::uint64_t iova, void* data, std::size_t byte
     throw driver::AccessError("host_read: [" + hex(iova) + ", +" + std::to_string(bytes) + ") is outside host DRAM (" +
                               std::to_string(host_.dram().params().capacity) + " bytes)");
   }
+  const CpuTimer busy(cpu_busy_ns_);
   host_.cpu().mem_read(iova, data, bytes);
 }
 
@@ -410,6 +429,7 @@ std::uint64_t SimDeviceAccess::now_ns() {
 }
 
 void SimDeviceAccess::spend_ns(std::uint64_t ns) {
+  cpu_busy_ns_ += ns;
   if (ns > 0) sc_core::wait(sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
 }
 

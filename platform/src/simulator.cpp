@@ -9,6 +9,7 @@
 #include <systemc>
 
 #include "sohusim/counters/trace_writer.hpp"
+#include "sohusim/platform/profile_sampler.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/sim/sim_time.hpp"
 
@@ -64,6 +65,7 @@ class Context : public HostContext {
 struct Simulator::State {
   std::vector<std::unique_ptr<driver::Runtime>> runtimes;
   double stop_time_s = 1.0;
+  sc_core::sc_event programs_done;  // the last host program of a run returned
 };
 
 Simulator::Simulator(const SimulatorOptions& options) {
@@ -81,6 +83,8 @@ Simulator::Simulator(const SimulatorOptions& options) {
   state_ = std::make_unique<State>();
   state_->runtimes.resize(system_->host_count());
   state_->stop_time_s = system_->host_config(0).get_quantity("sim.stop_time");
+  if (options.profile_interval_ns > 0)
+    sampler_ = std::make_unique<ProfileSampler>(*system_, *registry_, options.profile_interval_ns, 4096, trace_.get());
 }
 
 Simulator::~Simulator() {
@@ -90,6 +94,8 @@ Simulator::~Simulator() {
   }
   if (abandoned_) {
     // See run(): threads are suspended inside these objects; keep them (reachable) until exit.
+    static std::vector<std::unique_ptr<ProfileSampler>> samplers;
+    samplers.push_back(std::move(sampler_));
     static std::vector<std::unique_ptr<State>> states;
     static std::vector<std::unique_ptr<System>> systems;
     states.push_back(std::move(state_));
@@ -116,7 +122,7 @@ double Simulator::run(const HostProgram& program, const std::vector<unsigned>& h
     contexts.push_back(std::make_unique<Context>(*system_, h, *registry_, *trace_, state_->runtimes[h]));
     Context* ctx = contexts.back().get();
     sc_core::sc_spawn(
-        [ctx, program, remaining, failure] {
+        [ctx, program, remaining, failure, done = &state_->programs_done] {
           try {
             program(*ctx);
           } catch (const std::exception& e) {
@@ -127,9 +133,22 @@ double Simulator::run(const HostProgram& program, const std::vector<unsigned>& h
           // The last one to finish does not pause the kernel: what the programs started
           // (posted writes, completions, interrupts) runs out first, and sc_start returns
           // when nothing is left to happen.
-          --*remaining;
+          if (--*remaining == 0) done->notify();
         },
         ("host_program_" + std::to_string(h) + "_" + std::to_string(runs_)).c_str());
+  }
+  if (sampler_) {
+    // Samples until the last program returns (then once more), never keeping the kernel
+    // busy after that: it waits on the interval or the programs' end, whichever is first.
+    sc_core::sc_spawn(
+        [s = sampler_.get(), remaining, done = &state_->programs_done] {
+          s->sample(sim::to_ns(sc_core::sc_time_stamp()));
+          while (*remaining != 0) {
+            sc_core::wait(sc_core::sc_time(static_cast<double>(s->interval_ns()), sc_core::SC_NS), *done);
+            s->sample(sim::to_ns(sc_core::sc_time_stamp()));
+          }
+        },
+        ("profile_sampler_" + std::to_string(runs_)).c_str());
   }
   ++runs_;
   const sc_core::sc_time limit(state_->stop_time_s, sc_core::SC_SEC);

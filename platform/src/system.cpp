@@ -82,6 +82,7 @@ System::System(const SystemSpec& spec, const std::vector<std::string>& config_di
       slot.name = "dev" + std::to_string(next_device);
       slot.index = next_device;
       slot.inst = sim::Instrumentation{&registry, trace, tracing ? trace->process_track(slot.name) : 0, categories};
+      device_tracks_.push_back(slot.inst.process_track);
       slots.push_back(slot);
     }
     host->system = std::make_unique<models::HostSystem>(*host->config, hinst, hs.name, slots);

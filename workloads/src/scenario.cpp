@@ -132,7 +132,9 @@ class Runner {
       std::vector<std::uint32_t> next = run_step(prefill ? Phase::Prefill : Phase::Decode, q_len, kv_len, tokens,
                                                  profiled, prefill ? res_.prefill : res_.decode);
       const std::uint64_t now = rt_.access().now_ns();
+      res_.step_start_seconds.push_back(static_cast<double>(t_prev) * 1e-9);
       res_.step_seconds.push_back(static_cast<double>(now - t_prev) * 1e-9);
+      res_.step_profiled.push_back(profiled);
       if (prefill) res_.ttft_seconds = static_cast<double>(now - t_start) * 1e-9;
       t_prev = now;
       for (unsigned b = 0; b < o_.batch && o_.functional; ++b) res_.tokens[b].push_back(next[b]);
@@ -252,6 +254,8 @@ class Runner {
     }
     rt_.synchronize();
     res_.load_seconds = static_cast<double>(rt_.access().now_ns() - t0) * 1e-9;
+    res_.load_start_seconds = static_cast<double>(t0) * 1e-9;
+    res_.weight_upload_bytes = ranks_[0].plan.weight_bytes;
   }
 
   std::vector<std::uint32_t> prompt_tokens() {
@@ -361,6 +365,7 @@ class Runner {
       const CompiledProgram cp = compile(g, k.plan, co);
       next_tag = cp.next_tag;
       res_.commands += cp.program.commands.size();
+      if (k.device == 0) res_.step_totals.push_back(totals(g));
       if (profiled && k.device == 0) {
         stamps = rt_.alloc_host(0, 8ULL * (g.ops.size() + 1));
         programs.push_back(per_op(cp, &stamps, stamped));
@@ -427,10 +432,26 @@ class Runner {
     rt_.read_host(stamps, 0, t.data(), 8 * t.size());
     bd = Breakdown{};
     bd.per_layer.assign(static_cast<std::size_t>(last_layer_ - first_layer_ + 1), 0.0);
+    std::map<std::string, std::size_t> writer;  // tensor -> the last recorded op that wrote it
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = g.ops[ops[i]];
       const double s = static_cast<double>(t[i + 1] - t[i]) * 1e-9;
-      bd.ops.push_back(OpTime{op.name, op.kind, op.layer, s});
+      OpTime ot{op.name, op.kind, op.layer, s, t[i], {}, {}};
+      ot.cost.ops = 1;
+      ot.cost.flops = op.flops;
+      ot.cost.weight_elems = op.weight_elems;
+      ot.cost.act_elems = op.act_elems;
+      ot.cost.kv_read_elems = op.kv_read_elems;
+      ot.cost.kv_write_elems = op.kv_write_elems;
+      ot.cost.comm_elems = op.comm_elems;
+      for (const std::string& in : op.inputs) {
+        const auto w = writer.find(in);
+        if (w != writer.end() && std::find(ot.deps.begin(), ot.deps.end(), w->second) == ot.deps.end())
+          ot.deps.push_back(w->second);
+      }
+      std::sort(ot.deps.begin(), ot.deps.end());
+      for (const std::string& out : op.outputs) writer[out] = bd.ops.size();
+      bd.ops.push_back(std::move(ot));
       bd.per_kind[to_string(op.kind)] += s;
       if (op.layer >= first_layer_ && op.layer <= last_layer_) {
         bd.per_layer[static_cast<std::size_t>(op.layer - first_layer_)] += s;

@@ -49,6 +49,10 @@ class SimDeviceAccess : public driver::DeviceAccess {
   std::uint64_t now_ns() override;
   void spend_ns(std::uint64_t ns) override;
 
+  /// Host CPU time spent so far: spend_ns() plus the CPU's own accesses (MMIO reads and
+  /// writes, loads and stores to DMA memory). Waiting for an interrupt is not busy.
+  std::uint64_t cpu_busy_ns() const { return cpu_busy_ns_; }
+
   static constexpr unsigned kVectorsPerFunction = 1024;
   /// The interrupt controller's vector for MSI-X vector `v` (< kVectorsPerFunction) of
   /// function `rid` (bus 1 or above, as every function of a HostSystem):
@@ -82,6 +86,7 @@ class SimDeviceAccess : public driver::DeviceAccess {
     driver::BarInfo vf_bar[6];  // VF 0's window and the per-VF size
   };
   models::HostSystem& host_;
+  std::uint64_t cpu_busy_ns_ = 0;
   bool enumerated_ = false;
   std::map<std::uint16_t, Bars> bars_;  // by PF rid
   std::vector<Sriov> sriov_;            // by device slot

@@ -32,6 +32,7 @@
 namespace sohusim::platform {
 
 class System;
+class ProfileSampler;
 
 struct SimulatorOptions {
   std::string system = "sohu-1";         // name in configs/systems, or a YAML file path
@@ -40,6 +41,9 @@ struct SimulatorOptions {
   std::string mode;                      // "timing" | "functional" | "" (the system's)
   std::string trace_file;                // .pftrace/.perfetto-trace (protobuf) or .json; "" = none
   std::vector<std::string> config_dirs;  // where presets are found; empty = built-in search
+  /// > 0: sample the counters the profiler needs every this many ns of simulated time while
+  /// host programs run (ProfileSampler; the interval doubles as samples accumulate).
+  std::uint64_t profile_interval_ns = 0;
 };
 
 class SimulationError : public std::runtime_error {
@@ -84,6 +88,8 @@ class Simulator {
   /// Flushes and closes the trace (also done by the destructor).
   void close_trace();
   double simulated_seconds() const;
+  /// The profile's counter samples (nullptr unless SimulatorOptions::profile_interval_ns).
+  const ProfileSampler* profile_sampler() const { return sampler_.get(); }
   double wall_seconds() const { return wall_seconds_; }
 
  private:
@@ -91,6 +97,7 @@ class Simulator {
   std::unique_ptr<counters::Registry> registry_;
   std::unique_ptr<counters::TraceRecorder> trace_;
   std::unique_ptr<System> system_;
+  std::unique_ptr<ProfileSampler> sampler_;
   std::unique_ptr<State> state_;  // the runtimes: destroyed first, they use the system
   double wall_seconds_ = 0;
   unsigned runs_ = 0;

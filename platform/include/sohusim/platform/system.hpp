@@ -44,6 +44,8 @@ class System {
   SimDeviceAccess& access(unsigned h) { return *hosts_.at(h)->access; }
   const sim::Config& host_config(unsigned h) const { return *hosts_.at(h)->config; }
   counters::TrackId host_track(unsigned h) const { return hosts_.at(h)->track; }
+  /// The trace process of a device (system-wide index); 0 when not tracing.
+  counters::TrackId device_track(unsigned global) const { return device_tracks_.at(global); }
   unsigned device_count() const { return spec_.device_count(); }
   /// Device by system-wide index (host order).
   models::SohuDevice& device(unsigned global);
@@ -60,6 +62,7 @@ class System {
   };
   SystemSpec spec_;
   std::vector<std::unique_ptr<Host>> hosts_;
+  std::vector<counters::TrackId> device_tracks_;
   std::vector<std::unique_ptr<models::C2cChannel>> channels_;
   std::unique_ptr<HostNetwork> network_;
 };

@@ -67,6 +67,9 @@ struct OpTime {
   OpKind kind = OpKind::Gemm;
   int layer = -1;
   double seconds = 0;
+  std::uint64_t start_device_ns = 0;  // the stamp before the op, in the device's own time
+  Cost cost;                          // the op's graph cost (elements; Cost::ops = 1)
+  std::vector<std::size_t> deps;      // indexes into Breakdown::ops of the ops that wrote its inputs
 };
 
 struct Breakdown {
@@ -81,12 +84,17 @@ struct ScenarioResult {
   unsigned batch = 0, prompt = 0, gen = 0, tp = 0, stages = 1, devices = 0;
   driver::DType dtype = driver::DType::Bf16;
   double load_seconds = 0;                                             // weight upload (0 unless asked)
+  double load_start_seconds = 0;                                       // when it started (host time)
+  std::uint64_t weight_upload_bytes = 0;                               // over PCIe, per device
   double ttft_seconds = 0;                                             // request start -> first token on the host
   double tpot_seconds = 0;                                             // mean decode step
   double e2e_seconds = 0;                                              // request start -> last token
   double tokens_per_second = 0;                                        // (prompt + gen) x batch / e2e
   double output_tokens_per_second = 0;                                 // gen x batch / e2e
   std::vector<double> step_seconds;                                    // prefill, then each decode step
+  std::vector<double> step_start_seconds;                              // host time each step began
+  std::vector<bool> step_profiled;                                     // the step's ops are in prefill/decode
+  std::vector<GraphTotals> step_totals;                                // rank 0's graph cost of each step
   std::uint64_t hbm_used_bytes = 0;                                    // largest over this host's devices
   std::uint64_t weight_bytes = 0, kv_bytes = 0, activation_bytes = 0;  // per device (rank 0's plan)
   std::uint64_t commands = 0;                                          // submitted by this host

@@ -1,0 +1,88 @@
+#pragma once
+// ProfileSampler: the counters the profiler's analysis needs, read from the registry at an
+// interval of simulated time while a run goes on, per device and per host, and turned into
+// time windows (counters::Window: each unit's achieved rate, the matrix engines' cycle
+// buckets). Memory stays bounded: when more than `max_samples` samples are kept, every
+// other one is dropped and the interval doubles (the counters are cumulative, so dropping a
+// sample merges two windows exactly).
+//
+// Per device <d> (sums over its engines and links):
+//   compute  dev<d>.me*.flops.*           vector   dev<d>.ve*.flops.*
+//   hbm      dev<d>.hbm.port.bytes_read + bytes_written
+//   sram     dev<d>.sram.bytes_read + bytes_written
+//   pcie_h2d host<h>.pcie.dev<i>.down.payload_bytes   pcie_d2h  ... .up.payload_bytes
+//   link     dev<d>.c2c.to*.tx.bytes
+//   buckets  dev<d>.me*.{active_cycles, macs_useful, macs_issued, stall_hbm_cycles,
+//            stall_sram_cycles + stall_store_cycles, stall_dependency_cycles}; idle is the
+//            rest of engines x cycles of the window
+// Per host <h>: host (CPU busy ns, SimDeviceAccess::cpu_busy_ns), network (net.h<h>_h*.bytes).
+//
+// With a trace, each window also becomes counter samples under the place's process:
+// "compute TFLOP/s", "HBM GB/s", "SRAM GB/s", "PCIe h2d GB/s", "PCIe d2h GB/s", "links GB/s",
+// "matrix engines busy %" (devices), "CPU busy %" and "network GB/s" (hosts), each written
+// at the window's start when the window closes.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sohusim/counters/profile.hpp"
+#include "sohusim/counters/registry.hpp"
+#include "sohusim/counters/trace_recorder.hpp"
+
+namespace sohusim::platform {
+
+class System;
+
+class ProfileSampler {
+ public:
+  /// `trace` may be null or disabled (no counter tracks).
+  ProfileSampler(System& system, counters::Registry& registry, std::uint64_t interval_ns,
+                 std::size_t max_samples = 4096, counters::TraceRecorder* trace = nullptr);
+
+  std::uint64_t interval_ns() const { return interval_ns_; }
+  /// Samples now (simulated ns); ignored if `now_ns` is not after the last sample.
+  void sample(std::uint64_t now_ns);
+  /// Windows between consecutive samples, per place.
+  std::vector<counters::Window> windows() const;
+  std::size_t samples() const { return times_.size(); }
+
+ private:
+  enum Column : unsigned {
+    kCompute,
+    kVector,
+    kHbm,
+    kSram,
+    kPcieH2d,
+    kPcieD2h,
+    kLink,
+    kActive,
+    kUseful,
+    kIssued,
+    kStallHbm,
+    kStallSram,
+    kStallDep,
+    kColumns
+  };
+  struct Place {
+    std::string name;
+    bool device = false;
+    unsigned host = 0;
+    double engines = 0, clock_hz = 0;
+    std::vector<const counters::Stat*> columns[kColumns];  // device columns; host: kCompute = none
+    std::vector<counters::TrackId> tracks;                 // counter tracks, when tracing
+  };
+  double value(const Place& p, unsigned column) const;
+  /// The window between samples i - 1 and i of place `pi`.
+  counters::Window window(std::size_t i, std::size_t pi) const;
+  void trace_window(std::size_t i);
+
+  System& system_;
+  std::uint64_t interval_ns_;
+  std::size_t max_samples_;
+  std::vector<Place> places_;
+  std::vector<std::uint64_t> times_;
+  std::vector<std::vector<double>> rows_;  // per sample: places x kColumns
+  counters::TraceRecorder* trace_ = nullptr;
+};
+
+}  // namespace sohusim::platform

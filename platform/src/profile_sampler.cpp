@@ -1,0 +1,203 @@
+#include "sohusim/platform/profile_sampler.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sohusim/models/sohu_device.hpp"
+#include "sohusim/platform/system.hpp"
+
+namespace sohusim::platform {
+
+namespace {
+
+std::vector<const counters::Stat*> stats(const counters::Registry& r, const std::string& pattern) {
+  return r.glob(pattern);
+}
+
+void append(std::vector<const counters::Stat*>& to, const std::vector<const counters::Stat*>& more) {
+  to.insert(to.end(), more.begin(), more.end());
+}
+
+}  // namespace
+
+namespace {
+// Trace counters per place kind: name, unit, the window's value.
+struct TraceColumn {
+  const char* name;
+  const char* unit;
+  double (*value)(const counters::Window& w, double engine_cycles);
+};
+double rate(const counters::Window& w, counters::Resource r) {
+  return w.rate[static_cast<unsigned>(r)];
+}
+const TraceColumn kDeviceColumns[] = {
+    {"compute TFLOP/s", "TFLOP/s",
+     [](const counters::Window& w, double) { return rate(w, counters::Resource::Compute) * 1e-12; }},
+    {"HBM GB/s", "GB/s", [](const counters::Window& w, double) { return rate(w, counters::Resource::Hbm) * 1e-9; }},
+    {"SRAM GB/s", "GB/s", [](const counters::Window& w, double) { return rate(w, counters::Resource::Sram) * 1e-9; }},
+    {"PCIe h2d GB/s", "GB/s",
+     [](const counters::Window& w, double) { return rate(w, counters::Resource::PcieH2d) * 1e-9; }},
+    {"PCIe d2h GB/s", "GB/s",
+     [](const counters::Window& w, double) { return rate(w, counters::Resource::PcieD2h) * 1e-9; }},
+    {"links GB/s", "GB/s", [](const counters::Window& w, double) { return rate(w, counters::Resource::Link) * 1e-9; }},
+    {"matrix engines busy %", "%",
+     [](const counters::Window& w, double cycles) {
+       return cycles > 0 ? 100.0 * (w.stalls.busy_useful + w.stalls.busy_padding) / cycles : 0.0;
+     }},
+};
+const TraceColumn kHostColumns[] = {
+    {"CPU busy %", "%", [](const counters::Window& w, double) { return 100.0 * rate(w, counters::Resource::Host); }},
+    {"network GB/s", "GB/s",
+     [](const counters::Window& w, double) { return rate(w, counters::Resource::Network) * 1e-9; }},
+};
+}  // namespace
+
+ProfileSampler::ProfileSampler(System& system, counters::Registry& registry, std::uint64_t interval_ns,
+                               std::size_t max_samples, counters::TraceRecorder* trace)
+    : system_(system),
+      interval_ns_(interval_ns),
+      max_samples_(std::max<std::size_t>(max_samples, 4)),
+      trace_(trace != nullptr && trace->enabled() ? trace : nullptr) {
+  if (interval_ns == 0) throw std::invalid_argument("profile sampling interval must be > 0 ns");
+  const unsigned per_host = system.spec().hosts.empty() ? 0 : system.spec().hosts.front().devices;
+  for (unsigned d = 0; d < system.device_count(); ++d) {
+    Place p;
+    p.name = "dev" + std::to_string(d);
+    p.device = true;
+    p.host = per_host ? d / per_host : 0;
+    const models::DeviceParams& dp = system.device(d).params();
+    p.engines = dp.matrix.engines;
+    p.clock_hz = dp.clock_hz;
+    const std::string me = p.name + ".me*.";
+    append(p.columns[kCompute], stats(registry, me + "flops.*"));
+    append(p.columns[kVector], stats(registry, p.name + ".ve*.flops.*"));
+    append(p.columns[kHbm], stats(registry, p.name + ".hbm.port.bytes_read"));
+    append(p.columns[kHbm], stats(registry, p.name + ".hbm.port.bytes_written"));
+    append(p.columns[kSram], stats(registry, p.name + ".sram.bytes_read"));
+    append(p.columns[kSram], stats(registry, p.name + ".sram.bytes_written"));
+    const std::string link =
+        "host" + std::to_string(p.host) + ".pcie.dev" + std::to_string(per_host ? d % per_host : d);
+    append(p.columns[kPcieH2d], stats(registry, link + ".down.payload_bytes"));
+    append(p.columns[kPcieD2h], stats(registry, link + ".up.payload_bytes"));
+    append(p.columns[kLink], stats(registry, p.name + ".c2c.to*.tx.bytes"));
+    append(p.columns[kActive], stats(registry, me + "active_cycles"));
+    append(p.columns[kUseful], stats(registry, me + "macs_useful"));
+    append(p.columns[kIssued], stats(registry, me + "macs_issued"));
+    append(p.columns[kStallHbm], stats(registry, me + "stall_hbm_cycles"));
+    append(p.columns[kStallSram], stats(registry, me + "stall_sram_cycles"));
+    append(p.columns[kStallSram], stats(registry, me + "stall_store_cycles"));
+    append(p.columns[kStallDep], stats(registry, me + "stall_dependency_cycles"));
+    if (trace_ != nullptr) {
+      for (const TraceColumn& c : kDeviceColumns)
+        p.tracks.push_back(trace_->counter_track(system.device_track(d), c.name, c.unit));
+    }
+    places_.push_back(std::move(p));
+  }
+  for (unsigned h = 0; h < system.host_count(); ++h) {
+    Place p;
+    p.name = "host" + std::to_string(h);
+    p.host = h;
+    append(p.columns[kLink], stats(registry, "net.h" + std::to_string(h) + "_h*.bytes"));
+    if (trace_ != nullptr) {
+      for (const TraceColumn& c : kHostColumns)
+        p.tracks.push_back(trace_->counter_track(system.host_track(h), c.name, c.unit));
+    }
+    places_.push_back(std::move(p));
+  }
+}
+
+double ProfileSampler::value(const Place& p, unsigned column) const {
+  if (!p.device && column == kActive) return static_cast<double>(system_.access(p.host).cpu_busy_ns());
+  double v = 0;
+  for (const counters::Stat* s : p.columns[column]) v += s->value();
+  return v;
+}
+
+void ProfileSampler::sample(std::uint64_t now_ns) {
+  if (!times_.empty() && now_ns <= times_.back()) return;
+  // No System::sync_stats() here: it closes the links' trace bandwidth bins early; the
+  // counters read here are kept up to date as traffic moves.
+  std::vector<double> row;
+  row.reserve(places_.size() * kColumns);
+  for (const Place& p : places_) {
+    for (unsigned c = 0; c < kColumns; ++c) row.push_back(value(p, c));
+  }
+  times_.push_back(now_ns);
+  rows_.push_back(std::move(row));
+  if (trace_ != nullptr && times_.size() > 1) trace_window(times_.size() - 1);
+  if (times_.size() > max_samples_) {
+    // Keep samples 0, 2, 4, ... and the newest: cumulative counters merge windows exactly.
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < times_.size(); ++i) {
+      if (i % 2 == 0 || i + 1 == times_.size()) {
+        if (kept != i) {
+          times_[kept] = times_[i];
+          rows_[kept] = std::move(rows_[i]);
+        }
+        ++kept;
+      }
+    }
+    times_.resize(kept);
+    rows_.resize(kept);
+    interval_ns_ *= 2;
+  }
+}
+
+counters::Window ProfileSampler::window(std::size_t i, std::size_t pi) const {
+  using counters::Resource;
+  const double dt_ns = static_cast<double>(times_[i] - times_[i - 1]);
+  const double dt_s = dt_ns * 1e-9;
+  const Place& p = places_[pi];
+  auto delta = [&](unsigned c) { return std::max(0.0, rows_[i][pi * kColumns + c] - rows_[i - 1][pi * kColumns + c]); };
+  counters::Window w;
+  w.place = p.name;
+  w.start_ns = static_cast<double>(times_[i - 1]);
+  w.end_ns = static_cast<double>(times_[i]);
+  auto set = [&](Resource r, double v) { w.rate[static_cast<unsigned>(r)] = v; };
+  if (p.device) {
+    set(Resource::Compute, delta(kCompute) / dt_s);
+    set(Resource::Vector, delta(kVector) / dt_s);
+    set(Resource::Hbm, delta(kHbm) / dt_s);
+    set(Resource::Sram, delta(kSram) / dt_s);
+    set(Resource::PcieH2d, delta(kPcieH2d) / dt_s);
+    set(Resource::PcieD2h, delta(kPcieD2h) / dt_s);
+    set(Resource::Link, delta(kLink) / dt_s);
+    counters::StallBuckets& b = w.stalls;
+    const double active = delta(kActive), issued = delta(kIssued);
+    b.busy_useful = issued > 0 ? active * std::min(1.0, delta(kUseful) / issued) : active;
+    b.busy_padding = active - b.busy_useful;
+    b.wait_hbm = delta(kStallHbm);
+    b.wait_sram = delta(kStallSram);
+    b.wait_dependency = delta(kStallDep);
+    const double cycles = p.engines * dt_s * p.clock_hz;
+    b.idle = std::max(0.0, cycles - (active + b.wait_hbm + b.wait_sram + b.wait_dependency));
+  } else {
+    set(Resource::Host, delta(kActive) / dt_ns);
+    set(Resource::Network, delta(kLink) / dt_s);
+  }
+  return w;
+}
+
+void ProfileSampler::trace_window(std::size_t i) {
+  for (std::size_t pi = 0; pi < places_.size(); ++pi) {
+    const Place& p = places_[pi];
+    const counters::Window w = window(i, pi);
+    const double cycles = p.engines * (w.end_ns - w.start_ns) * 1e-9 * p.clock_hz;
+    const auto ts = static_cast<counters::TimeNs>(times_[i - 1]);
+    for (std::size_t c = 0; c < p.tracks.size(); ++c) {
+      const TraceColumn& col = p.device ? kDeviceColumns[c] : kHostColumns[c];
+      trace_->counter(p.tracks[c], ts, col.value(w, cycles));
+    }
+  }
+}
+
+std::vector<counters::Window> ProfileSampler::windows() const {
+  std::vector<counters::Window> out;
+  out.reserve(times_.empty() ? 0 : (times_.size() - 1) * places_.size());
+  for (std::size_t i = 1; i < times_.size(); ++i) {
+    for (std::size_t pi = 0; pi < places_.size(); ++pi) out.push_back(window(i, pi));
+  }
+  return out;
+}
+
+}  // namespace sohusim::platform

@@ -1,0 +1,162 @@
+// The profiler on real runs whose bottleneck is known (issue 7): a batch-1 decode GEMV is
+// HBM-bound, a large prefill GEMM compute-bound, a request of tiny steps with a host sync
+// after each latency-bound, a weight upload PCIe-bound, an all-reduce over slow links
+// interconnect-bound. The profile comes from build_run_profile (ops from the device's
+// stamps, windows from the counter sampler) and the verdicts from counters::analyze.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "platform_test_support.hpp"
+#include "sohusim/counters/analysis.hpp"
+#include "sohusim/platform/profile_sampler.hpp"
+#include "sohusim/platform/run_profile.hpp"
+#include "sohusim/platform/simulator.hpp"
+#include "sohusim/platform/system.hpp"
+#include "sohusim/workloads/model_config.hpp"
+#include "sohusim/workloads/scenario.hpp"
+
+using namespace sohusim;
+using namespace sohusim::platform;
+using counters::Resource;
+using counters::Verdict;
+
+namespace {
+
+struct Profiled {
+  counters::RunProfile profile;
+  counters::Analysis analysis;
+  double simulated_s = 0;
+};
+
+struct Request {
+  std::string system = "sohu-1", model = "llama-3-8b";
+  unsigned batch = 1, prompt = 16, gen = 2;
+  driver::DType dtype = driver::DType::Fp8E4M3;
+  bool upload = false;
+  std::vector<std::string> sets;
+};
+
+Profiled profile_of(const Request& q) {
+  SimulatorOptions o = test::options(q.system);
+  o.overrides = q.sets;
+  o.profile_interval_ns = 10'000;
+  Simulator sim(o);
+  const workloads::ModelConfig m = workloads::load_model(q.model, test::config_dirs());
+  std::vector<workloads::ScenarioResult> results(sim.system().host_count());
+  Profiled p;
+  p.simulated_s = sim.run([&](HostContext& host) {
+    workloads::ScenarioOptions so;
+    so.batch = q.batch;
+    so.prompt = q.prompt;
+    so.gen = q.gen;
+    so.dtype = q.dtype;
+    so.upload_weights = q.upload;
+    std::vector<unsigned> c2c;
+    for (unsigned i = 0; i < host.runtime().device_count(); ++i) c2c.push_back(i);
+    results[host.host_index()] = workloads::run_scenario(host.runtime(), m, so, c2c);
+  });
+  p.profile = build_run_profile(sim, results, q.dtype);
+  p.analysis = counters::analyze(p.profile);
+  return p;
+}
+
+const counters::OpAnalysis& op_named(const Profiled& p, const std::string& name) {
+  for (const counters::OpRecord& op : p.profile.ops) {
+    if (op.name == name) return p.analysis.ops[op.id];
+  }
+  throw std::runtime_error("no op " + name);
+}
+
+std::string describe(const Profiled& p, const counters::OpAnalysis& a) {
+  const counters::OpRecord& op = p.profile.ops[a.op];
+  std::ostringstream s;
+  s << op.name << " " << op.duration_ns << " ns: " << counters::verdict_name(a.verdict) << ", top "
+    << counters::resource_name(a.top) << " at " << a.top_sol * 100 << " %";
+  return s.str();
+}
+
+}  // namespace
+
+TEST(Profiler, BatchOneDecodeGemvIsHbmBoundAndPrefillGemmComputeBound) {
+  Request q;
+  q.prompt = 1024;
+  const Profiled p = profile_of(q);
+  // Decode: x[1 x 4096] W[4096 x 28672]: 117 MB of FP8 weights for 235 MFLOP.
+  const counters::OpAnalysis& gemv = op_named(p, "decode.L5.mlp.gate_up_proj");
+  EXPECT_EQ(gemv.verdict, Verdict::Hbm) << describe(p, gemv);
+  EXPECT_GT(gemv.sol[static_cast<unsigned>(Resource::Hbm)], 0.5) << describe(p, gemv);
+  EXPECT_LT(gemv.roofline.intensity_hbm, gemv.roofline.ridge_hbm);
+  // Prefill: 1024 rows through the same weight: 60 GFLOP, intensity ~1000 FLOP/B.
+  const counters::OpAnalysis& gemm = op_named(p, "prefill.L5.mlp.gate_up_proj");
+  EXPECT_EQ(gemm.verdict, Verdict::Compute) << describe(p, gemm);
+  EXPECT_GT(gemm.roofline.intensity_hbm, gemm.roofline.ridge_hbm);
+  EXPECT_LE(gemm.roofline.achieved, gemm.roofline.attainable * 1.0001);
+  // The profile has what the report draws: windows on every place, command percentiles,
+  // stall buckets that account for the engines' cycles.
+  EXPECT_FALSE(p.profile.windows.empty());
+  EXPECT_FALSE(p.profile.commands.empty());
+  ASSERT_FALSE(p.analysis.places.empty());
+  const counters::StallBuckets& b = p.analysis.places[0].stalls;
+  EXPECT_GT(b.busy_useful, 0);
+  EXPECT_GT(b.idle, 0);
+  double sum = 0;
+  for (unsigned v = 0; v < counters::kVerdicts; ++v) sum += p.analysis.verdict_share(static_cast<Verdict>(v));
+  EXPECT_NEAR(sum, 1.0, 1e-9);
+}
+
+TEST(Profiler, TinyStepsWithAHostSyncEachAreLatencyBound) {
+  Request q;
+  q.model = "tiny";
+  q.prompt = 4;
+  q.gen = 24;
+  const Profiled p = profile_of(q);
+  EXPECT_EQ(p.analysis.run_verdict, Verdict::Latency) << "latency share " << p.analysis.verdict_share(Verdict::Latency);
+  std::size_t gaps = 0;
+  for (const counters::Finding& f : p.analysis.findings) gaps += f.detector == "launch_gap";
+  EXPECT_GT(gaps, 0u);
+}
+
+TEST(Profiler, AllReduceOverSlowLinksIsInterconnectBound) {
+  Request q;
+  q.system = "test-2";
+  q.model = "llama-3-8b";
+  q.prompt = 64;
+  q.gen = 2;
+  q.batch = 8;
+  q.sets = {"device.c2c.bandwidth=2 GB/s"};
+  const Profiled p = profile_of(q);
+  const counters::OpAnalysis& ar = op_named(p, "decode.L3.mlp.allreduce");
+  EXPECT_EQ(ar.verdict, Verdict::Interconnect) << describe(p, ar);
+}
+
+TEST(Profiler, SamplerWindowsTileTheRunAndConserveTheCounts) {
+  SimulatorOptions o = test::options("sohu-1");
+  o.profile_interval_ns = 100;  // fine enough that the sampler must thin itself out
+  Simulator sim(o);
+  const workloads::ModelConfig m = workloads::load_model("tiny", test::config_dirs());
+  sim.run([&](HostContext& host) {
+    workloads::ScenarioOptions so;
+    so.prompt = 8;
+    so.gen = 40;
+    workloads::run_scenario(host.runtime(), m, so, {0});
+  });
+  const ProfileSampler* s = sim.profile_sampler();
+  ASSERT_NE(s, nullptr);
+  EXPECT_GT(s->interval_ns(), 100u) << "the interval doubles when samples pile up";
+  EXPECT_LE(s->samples(), 4097u);
+  const std::vector<counters::Window> w = s->windows();
+  double hbm = 0, end = 0;
+  for (const counters::Window& x : w) {
+    if (x.place != "dev0") continue;
+    EXPECT_DOUBLE_EQ(x.start_ns, end) << "windows are contiguous from time 0";
+    end = x.end_ns;
+    hbm += x.rate[static_cast<unsigned>(Resource::Hbm)] * (x.end_ns - x.start_ns) * 1e-9;
+    const counters::StallBuckets& b = x.stalls;
+    EXPECT_GE(b.idle, 0);
+    EXPECT_GE(b.busy_padding, -1e-6);
+  }
+  EXPECT_NEAR(end, sim.simulated_seconds() * 1e9, 2.0 * s->interval_ns());
+  const double bytes = sim.stats().value("dev0.hbm.port.bytes_read") + sim.stats().value("dev0.hbm.port.bytes_written");
+  EXPECT_NEAR(hbm, bytes, bytes * 1e-9) << "every byte lands in exactly one window";
+}
