@@ -340,7 +340,7 @@ void Device::wait_status(std::uint32_t mask, std::uint32_t value, std::uint64_t 
                          " ns (waiting for STATUS & " + hex(mask) + " == " + hex(value) + ")");
     }
     // Each read stalls for the PCIe round trip; the interval keeps the loop from being only that.
-    access_.spend_ns(std::max<std::uint64_t>(costs_.poll_interval_ns, 1));
+    access_.poll_ns(std::max<std::uint64_t>(costs_.poll_interval_ns, 1));
   }
 }
 
@@ -708,7 +708,7 @@ void Device::block_for_completion(Queue& q, std::uint64_t deadline_ns, const std
   // Polling queues, and any wait that involves a command posted without an interrupt, read
   // the CQ every poll interval.
   if (q.mode == CompletionMode::Polling || q.no_irq_in_flight > 0) {
-    access_.spend_ns(std::min(left, std::max<std::uint64_t>(costs_.poll_interval_ns, 1)));
+    access_.poll_ns(std::min(left, std::max<std::uint64_t>(costs_.poll_interval_ns, 1)));
     return;
   }
   if (access_.wait_interrupt(rid_, q.vector, std::min(left, kInterruptSliceNs))) {

@@ -42,6 +42,8 @@ DeviceParams DeviceParams::from_config(const sim::Config& c) {
   p.pmu_counter_bits = u32("device.pmu.counter_bits");
   p.timestamp.offset_ns = c.get_quantity("device.timestamp.offset") * 1e9;
   p.timestamp.drift_ppm = c.get_double("device.timestamp.drift_ppm");
+  p.timestamp.jitter_ns = c.get_quantity("device.timestamp.jitter") * 1e9;
+  p.timestamp.seed = c.get_uint("device.timestamp.seed");
   const double mac_defaults[kNumDataTypes] = {p.energy.pj_per_mac[0], p.energy.pj_per_mac[1], p.energy.pj_per_mac[2],
                                               p.energy.pj_per_mac[3], p.energy.pj_per_mac[4]};
   const auto mac = [&](const char* key, double def) {

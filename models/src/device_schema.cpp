@@ -55,9 +55,13 @@ sim::Schema device_schema() {
   s.section("device.pmu", "performance-monitoring unit")
       .uinteger("counter_bits", 64, 16, 64,
                 "width of the event counters and the cycle counter (narrower: overflow sooner)");
-  s.section("device.timestamp", "device timestamp counter (its own clock: offset and drift)")
+  s.section("device.timestamp", "device timestamp counter (its own clock: offset, drift and read jitter)")
       .quantity("offset", Dimension::Time, "0 s", "0 s", "1000000 s", "device time at simulated time 0")
-      .real("drift_ppm", 0.0, -1000, 1000, "frequency error of the device clock, ppm");
+      .real("drift_ppm", 0.0, -1000, 1000, "frequency error of the device clock, ppm")
+      .quantity("jitter", Dimension::Time, "0 s", "0 s", "1 ms",
+                "read jitter of the TIMESTAMP register: the value is the counter up to this long after the read "
+                "arrives (uniform)")
+      .uinteger("seed", 1, 0, 0xFFFF'FFFF'FFFF'FFFFULL, "seed of the read jitter (mixed with the device index)");
   s.section("device.energy", "energy per operation and static power (docs/device.md: sources and assumptions)")
       .real("pj_per_mac_fp8", 0.0, 0, 1e6, "pJ per FP8 MAC (0: the model's default)")
       .real("pj_per_mac_bf16", 0.0, 0, 1e6, "pJ per BF16 MAC (0: default)")

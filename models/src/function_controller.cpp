@@ -135,7 +135,7 @@ void FunctionController::install_hooks() {
   regs_.on_write(SOHU_COAL_TIME_NS, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
     cp_->set_default_coalescing(static_cast<unsigned>(regs_.peek(SOHU_COAL_COUNT) & 0xFFFF), v);
   });
-  regs_.on_read(SOHU_TIMESTAMP, [this](std::uint32_t, std::uint64_t) { return clock_.device_ns(now_ps()); });
+  regs_.on_read(SOHU_TIMESTAMP, [this](std::uint32_t, std::uint64_t) { return clock_.read_ns(now_ps()); });
   regs_.on_write(SOHU_ERR_ACK, [this](std::uint32_t, std::uint64_t, std::uint64_t v) {
     if ((v & 1) != 0) errlog_.pop();
     update_error_registers();

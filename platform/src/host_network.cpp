@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace sohusim::platform {
 
@@ -44,6 +45,11 @@ HostNetwork::Channel& HostNetwork::channel(unsigned from, unsigned to) {
 }
 
 void HostNetwork::send(unsigned from, unsigned to, std::uint64_t bytes, std::uint32_t tag) {
+  send(from, to, bytes, tag, {});
+}
+
+void HostNetwork::send(unsigned from, unsigned to, std::uint64_t bytes, std::uint32_t tag,
+                       std::vector<std::uint64_t> words) {
   check(from, "sending");
   check(to, "receiving");
   if (from == to) throw std::invalid_argument("host network: host " + std::to_string(from) + " sends to itself");
@@ -54,19 +60,19 @@ void HostNetwork::send(unsigned from, unsigned to, std::uint64_t bytes, std::uin
   c.bytes->inc(bytes);
   c.messages->inc();
   c.busy_ns->inc(dur / 1000);
-  mailbox_[{from, to, tag}].push_back(Message{bytes, c.free_ps + latency_ps_});
+  mailbox_[{from, to, tag}].push_back(Message{bytes, c.free_ps + latency_ps_, std::move(words)});
   arrived_.notify(sc_core::SC_ZERO_TIME);
   wait_ps(c.free_ps - now_ps());
 }
 
-void HostNetwork::recv(unsigned to, unsigned from, std::uint64_t bytes, std::uint32_t tag) {
+std::vector<std::uint64_t> HostNetwork::recv(unsigned to, unsigned from, std::uint64_t bytes, std::uint32_t tag) {
   check(from, "sending");
   check(to, "receiving");
   const auto key = std::make_tuple(from, to, tag);
   for (;;) {
     auto it = mailbox_.find(key);
     if (it != mailbox_.end() && !it->second.empty()) {
-      const Message m = it->second.front();
+      Message m = std::move(it->second.front());
       it->second.erase(it->second.begin());
       if (m.bytes != bytes) {
         throw std::invalid_argument("host network: host " + std::to_string(to) + " expected " + std::to_string(bytes) +
@@ -74,7 +80,7 @@ void HostNetwork::recv(unsigned to, unsigned from, std::uint64_t bytes, std::uin
                                     ") and got " + std::to_string(m.bytes));
       }
       if (m.arrive_ps > now_ps()) wait_ps(m.arrive_ps - now_ps());
-      return;
+      return std::move(m.words);
     }
     sc_core::wait(arrived_);
   }

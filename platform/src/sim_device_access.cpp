@@ -296,8 +296,8 @@ void check(tlm::tlm_response_status st, const char* call, std::uint64_t address)
                               " is outside every BAR this host has placed (or the device refused the access)");
   }
 }
-// Adds the simulated time a CPU access took (an MMIO read's round trip, a store, a load of
-// DMA memory) to the host's busy time.
+// Adds the simulated time an MMIO access took (a read stalls for the round trip) to the
+// host's busy time.
 class CpuTimer {
  public:
   explicit CpuTimer(std::uint64_t& total) : total_(total), start_(sc_core::sc_time_stamp()) {}
@@ -357,7 +357,6 @@ void SimDeviceAccess::host_write(std::uint64_t iova, const void* data, std::size
     throw driver::AccessError("host_write: [" + hex(iova) + ", +" + std::to_string(bytes) + ") is outside host DRAM (" +
                               std::to_string(host_.dram().params().capacity) + " bytes)");
   }
-  const CpuTimer busy(cpu_busy_ns_);
   host_.cpu().mem_write(iova, data, bytes);
 }
 
@@ -366,7 +365,6 @@ void SimDeviceAccess::host_read(std::uint64_t iova, void* data, std::size_t byte
     throw driver::AccessError("host_read: [" + hex(iova) + ", +" + std::to_string(bytes) + ") is outside host DRAM (" +
                               std::to_string(host_.dram().params().capacity) + " bytes)");
   }
-  const CpuTimer busy(cpu_busy_ns_);
   host_.cpu().mem_read(iova, data, bytes);
 }
 
@@ -428,8 +426,17 @@ std::uint64_t SimDeviceAccess::now_ns() {
   return sim::to_ns(sc_core::sc_time_stamp());
 }
 
+std::uint64_t SimDeviceAccess::host_clock_ns() {
+  return clock_.read_ns(static_cast<std::uint64_t>(sc_core::sc_time_stamp().value()));
+}
+
 void SimDeviceAccess::spend_ns(std::uint64_t ns) {
   cpu_busy_ns_ += ns;
+  if (ns > 0) sc_core::wait(sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
+}
+
+void SimDeviceAccess::poll_ns(std::uint64_t ns) {
+  cpu_poll_ns_ += ns;
   if (ns > 0) sc_core::wait(sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
 }
 

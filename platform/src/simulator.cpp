@@ -50,6 +50,8 @@ class Context : public HostContext {
   void net_recv(unsigned from, std::uint64_t bytes, std::uint32_t tag) override {
     sys_.network().recv(h_, from, bytes, tag);
   }
+  PingStamps ping(unsigned peer) override { return ping_host(sys_.network(), sys_.access(h_), h_, peer); }
+  void answer_ping(unsigned peer) override { platform::answer_ping(sys_.network(), sys_.access(h_), h_, peer); }
 
  private:
   System& sys_;

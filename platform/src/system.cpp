@@ -86,7 +86,7 @@ System::System(const SystemSpec& spec, const std::vector<std::string>& config_di
       slots.push_back(slot);
     }
     host->system = std::make_unique<models::HostSystem>(*host->config, hinst, hs.name, slots);
-    host->access = std::make_unique<SimDeviceAccess>(*host->system);
+    host->access = std::make_unique<SimDeviceAccess>(*host->system, hs.clock);
     // Chip-to-chip links of this host: two channels per pair, one per direction.
     for (const auto& [a, b] : spec_.links_of(h)) {
       models::SohuDevice& da = host->system->device(a);

@@ -56,6 +56,43 @@ double quantity(const std::string& source, const YAML::Node& n, const std::strin
   }
 }
 
+double real(const std::string& source, const YAML::Node& n, const std::string& key, double lo, double hi) {
+  double v = 0;
+  try {
+    v = n.as<double>();
+  } catch (const YAML::Exception&) {
+    fail(source, n, key, "`" + n.as<std::string>("?") + "` is not a number");
+  }
+  if (!(v >= lo && v <= hi)) {
+    std::ostringstream o;
+    o << v << " is out of range (allowed " << lo << " .. " << hi << ")";
+    fail(source, n, key, o.str());
+  }
+  return v;
+}
+
+// hosts[i].clock: {offset, drift_ppm, jitter, seed}.
+models::HostClockParams host_clock(const std::string& source, const YAML::Node& c, const std::string& where,
+                                   unsigned index) {
+  models::HostClockParams p;
+  p.seed = index;
+  if (!c.IsMap()) fail(source, c, where, "a mapping {offset, drift_ppm, jitter, seed}");
+  check_keys(source, c, where, {"offset", "drift_ppm", "jitter", "seed"});
+  if (c["offset"]) {
+    const double s = quantity(source, c["offset"], where + ".offset", sim::Dimension::Time);
+    if (!(s >= 0 && s <= 1e6)) fail(source, c["offset"], where + ".offset", "out of range (allowed 0 s .. 1000000 s)");
+    p.offset_ns = s * 1e9;
+  }
+  if (c["drift_ppm"]) p.drift_ppm = real(source, c["drift_ppm"], where + ".drift_ppm", -1000, 1000);
+  if (c["jitter"]) {
+    const double s = quantity(source, c["jitter"], where + ".jitter", sim::Dimension::Time);
+    if (!(s >= 0 && s <= 1e-3)) fail(source, c["jitter"], where + ".jitter", "out of range (allowed 0 s .. 1 ms)");
+    p.jitter_ns = s * 1e9;
+  }
+  if (c["seed"]) p.seed = as_count(source, c["seed"], where + ".seed", 0, 0xFFFF'FFFFu);
+  return p;
+}
+
 }  // namespace
 
 unsigned SystemSpec::device_count() const {
@@ -100,19 +137,21 @@ SystemSpec SystemSpec::parse(const std::string& yaml, const std::string& source)
   }
   const YAML::Node hosts = root["hosts"];
   if (!hosts || !hosts.IsSequence() || hosts.size() == 0)
-    fail(source, hosts ? hosts : root, "hosts", "a non-empty list of {name, devices[, arch]}");
+    fail(source, hosts ? hosts : root, "hosts", "a non-empty list of {name, devices[, arch, clock]}");
   std::set<std::string> names;
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     const YAML::Node h = hosts[i];
     const std::string where = "hosts[" + std::to_string(i) + "]";
-    if (!h.IsMap()) fail(source, h, where, "a mapping {name, devices[, arch]}");
-    check_keys(source, h, where, {"name", "devices", "arch"});
+    if (!h.IsMap()) fail(source, h, where, "a mapping {name, devices[, arch, clock]}");
+    check_keys(source, h, where, {"name", "devices", "arch", "clock"});
     HostSpec hs;
     hs.name = h["name"] ? h["name"].as<std::string>() : "host" + std::to_string(i);
     if (!names.insert(hs.name).second) fail(source, h, where + ".name", "`" + hs.name + "` is used twice");
     if (!h["devices"]) fail(source, h, where + ".devices", "missing (1 .. 14 devices per host)");
     hs.devices = as_count(source, h["devices"], where + ".devices", 1, 14);
     if (h["arch"]) hs.arch = h["arch"].as<std::string>();
+    hs.clock.seed = static_cast<std::uint64_t>(i);
+    if (h["clock"]) hs.clock = host_clock(source, h["clock"], where + ".clock", static_cast<unsigned>(i));
     s.hosts.push_back(hs);
   }
   if (const YAML::Node c = root["c2c"]) {

@@ -17,7 +17,10 @@
 //   host_read/host_write          CPU loads/stores to host DRAM     memcpy into the mapping
 //   enable_msix/wait_interrupt    MSI-X table programmed, the       VFIO_DEVICE_SET_IRQS with one
 //                                 interrupt controller's vector     eventfd per vector; read() blocks
-//   now_ns/spend_ns               the host's simulated clock        clock_gettime / real work
+//   now_ns/spend_ns/poll_ns       the host's simulated clock        clock_gettime / real work /
+//                                                                   a polling loop's pause
+//   host_clock_ns                 the host's clock model (offset,   clock_gettime(CLOCK_MONOTONIC)
+//                                 drift, read jitter)
 //
 // Every call is made from the host thread that runs the driver and may block it for the
 // time the operation takes on the modelled machine (DESIGN.md section 3). Calls throw
@@ -95,9 +98,21 @@ class DeviceAccess {
   virtual bool wait_interrupt(std::uint16_t rid, unsigned vector, std::uint64_t timeout_ns) = 0;
 
   // ---- host time ----
+  /// Time for the driver's own bookkeeping (timeouts, costs): in simulation the simulator's
+  /// time itself.
   virtual std::uint64_t now_ns() = 0;
   /// The calling host thread computes for `ns` (the driver's and runtime's own CPU costs).
   virtual void spend_ns(std::uint64_t ns) = 0;
+  /// The host's clock as software reads it (CLOCK_MONOTONIC): a clock of its own, with an
+  /// offset, a drift and read jitter against true time, never going backwards. What a
+  /// profiler stamps host events with and aligns device time to (clock_sampler.hpp). The
+  /// default, for machines without a clock model, is now_ns().
+  virtual std::uint64_t host_clock_ns() { return now_ns(); }
+  /// The calling thread spins for `ns` waiting for something (a polling pass over a
+  /// completion queue): the CPU is occupied but does no work a faster CPU would finish
+  /// sooner. A profiler keeps it apart from spend_ns() when it asks whether a run was
+  /// host-bound. The default is spend_ns().
+  virtual void poll_ns(std::uint64_t ns) { spend_ns(ns); }
 };
 
 }  // namespace sohusim::driver

@@ -4,7 +4,9 @@
 // the system's bandwidth and latency; a message occupies its sender's channel for
 // bytes / bandwidth and arrives `latency` after it left. recv() blocks the calling host
 // thread until the matching message (same sender, tag) has arrived; messages that arrive
-// first wait in a mailbox. Used for pipeline parallelism (activations between stages).
+// first wait in a mailbox. Used for pipeline parallelism (activations between stages) and
+// for the clock-sync pings between hosts (clock_ping.hpp), whose messages carry their
+// timestamps as a payload of 64-bit words.
 //
 // Stats: net.h<a>_h<b>.bytes / messages / busy_ns.
 #include <cstdint>
@@ -25,9 +27,12 @@ class HostNetwork {
 
   /// Host `from` sends `bytes` to host `to` (blocks the sender for the time its NIC is busy).
   void send(unsigned from, unsigned to, std::uint64_t bytes, std::uint32_t tag);
+  /// The same with a payload: `words` arrive with the message (its size on the wire stays
+  /// `bytes`).
+  void send(unsigned from, unsigned to, std::uint64_t bytes, std::uint32_t tag, std::vector<std::uint64_t> words);
   /// Host `to` waits for the message from `from` with `tag`; throws std::invalid_argument if
-  /// its size differs from `bytes`.
-  void recv(unsigned to, unsigned from, std::uint64_t bytes, std::uint32_t tag);
+  /// its size differs from `bytes`. Returns its payload (empty if it was sent without one).
+  std::vector<std::uint64_t> recv(unsigned to, unsigned from, std::uint64_t bytes, std::uint32_t tag);
 
  private:
   struct Channel {
@@ -39,6 +44,7 @@ class HostNetwork {
   struct Message {
     std::uint64_t bytes = 0;
     std::uint64_t arrive_ps = 0;
+    std::vector<std::uint64_t> words;
   };
   Channel& channel(unsigned from, unsigned to);
   void check(unsigned host, const char* role) const;

@@ -10,7 +10,8 @@
 //   interrupts      enable_msix programs the function's MSI-X table the way the kernel
 //                   does for VFIO (vector v of function rid -> host_vector(rid, v), distinct
 //                   for every PF and VF of the host)
-//   time            sc_time_stamp; spend_ns waits
+//   time            now_ns: sc_time_stamp; spend_ns waits; host_clock_ns: the host's own
+//                   clock (models::HostClock: offset, drift, read jitter; free to read)
 // It knows no driver: it serves any software written against DeviceAccess.
 //
 // Enumeration (first use of functions(), bar() or enable_msix()) does what firmware and the
@@ -25,13 +26,15 @@
 #include <vector>
 
 #include "sohusim/driver/device_access.hpp"
+#include "sohusim/models/host_clock.hpp"
 #include "sohusim/models/host_system.hpp"
 
 namespace sohusim::platform {
 
 class SimDeviceAccess : public driver::DeviceAccess {
  public:
-  explicit SimDeviceAccess(models::HostSystem& host) : host_(host) {}
+  explicit SimDeviceAccess(models::HostSystem& host, const models::HostClockParams& clock = {})
+      : host_(host), clock_(clock) {}
 
   std::vector<driver::PciFunction> functions() override;
   std::uint32_t config_read32(std::uint16_t rid, std::uint16_t offset) override;
@@ -48,10 +51,18 @@ class SimDeviceAccess : public driver::DeviceAccess {
   bool wait_interrupt(std::uint16_t rid, unsigned vector, std::uint64_t timeout_ns) override;
   std::uint64_t now_ns() override;
   void spend_ns(std::uint64_t ns) override;
+  std::uint64_t host_clock_ns() override;
+  void poll_ns(std::uint64_t ns) override;
 
-  /// Host CPU time spent so far: spend_ns() plus the CPU's own accesses (MMIO reads and
-  /// writes, loads and stores to DMA memory). Waiting for an interrupt is not busy.
+  /// The host's clock model: true_ns() is the ground truth host_clock_ns() reads with jitter.
+  const models::HostClock& clock() const { return clock_; }
+
+  /// Host CPU time spent on work so far: spend_ns() (the host cost table's charges, which
+  /// include building entries in DMA memory) plus MMIO accesses (a read stalls the CPU for
+  /// the round trip). Polling passes (poll_ns) and waiting for an interrupt are not work.
   std::uint64_t cpu_busy_ns() const { return cpu_busy_ns_; }
+  /// Time spent in polling passes.
+  std::uint64_t cpu_poll_ns() const { return cpu_poll_ns_; }
 
   static constexpr unsigned kVectorsPerFunction = 1024;
   /// The interrupt controller's vector for MSI-X vector `v` (< kVectorsPerFunction) of
@@ -86,7 +97,8 @@ class SimDeviceAccess : public driver::DeviceAccess {
     driver::BarInfo vf_bar[6];  // VF 0's window and the per-VF size
   };
   models::HostSystem& host_;
-  std::uint64_t cpu_busy_ns_ = 0;
+  std::uint64_t cpu_busy_ns_ = 0, cpu_poll_ns_ = 0;
+  models::HostClock clock_;
   bool enumerated_ = false;
   std::map<std::uint16_t, Bars> bars_;  // by PF rid
   std::vector<Sriov> sriov_;            // by device slot

@@ -27,6 +27,7 @@
 #include "sohusim/counters/trace_recorder.hpp"
 #include "sohusim/driver/device_access.hpp"
 #include "sohusim/driver/runtime.hpp"
+#include "sohusim/platform/clock_ping.hpp"
 #include "sohusim/sim/config.hpp"
 
 namespace sohusim::platform {
@@ -65,6 +66,11 @@ class HostContext {
   /// until the matching message from `from` has arrived.
   virtual void net_send(unsigned to, std::uint64_t bytes, std::uint32_t tag) = 0;
   virtual void net_recv(unsigned from, std::uint64_t bytes, std::uint32_t tag) = 0;
+  /// Clock sync (clock_ping.hpp): a four-timestamp ping to host `peer` over the host
+  /// network, stamped on each host's own clock; `peer` must answer it with answer_ping(this
+  /// host's index).
+  virtual PingStamps ping(unsigned peer) = 0;
+  virtual void answer_ping(unsigned peer) = 0;
 };
 
 using HostProgram = std::function<void(HostContext&)>;

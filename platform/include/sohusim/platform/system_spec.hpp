@@ -7,12 +7,15 @@
 //   set: [sim.stop_time=100 s] # key=value overrides for every device's configuration
 //   hosts:                     # one entry per server, in host order
 //     - {name: host0, devices: 8}
-//     - {name: host1, devices: 8, arch: sohu}
+//     - {name: host1, devices: 8, arch: sohu,
+//        clock: {offset: 3 s, drift_ppm: -20, jitter: 30 ns, seed: 7}}   # the host's own clock
 //   c2c: mesh                  # within each host: mesh | ring | none, or a list of
 //                              # [a, b] device pairs (indices within the host)
 //   network: {bandwidth: 50 GB/s, latency: 5 us}   # between hosts (NIC-to-NIC)
 //   host_costs: {launch_ns: 1500, ...}             # driver::HostCosts fields
 //
+// A host's clock (models::HostClock: what its software reads as CLOCK_MONOTONIC) defaults to
+// the simulator's time: offset 0, drift 0, jitter 0 (seed: the host's index).
 // Devices are numbered across the system in host order (host0's are dev0..dev7, host1's
 // dev8..dev15); chip-to-chip links join devices of one host. Every error names the file,
 // the key and the allowed values.
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "sohusim/driver/host_costs.hpp"
+#include "sohusim/models/host_clock.hpp"
 
 namespace sohusim::platform {
 
@@ -29,6 +33,7 @@ struct HostSpec {
   std::string name;
   unsigned devices = 1;
   std::string arch;  // empty: the system's
+  models::HostClockParams clock;
 };
 
 struct SystemSpec {
