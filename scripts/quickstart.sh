@@ -12,7 +12,12 @@ preset="${2:-release}"
 case "$action" in run|test) ;; *) echo "usage: $0 [run|test] [release|debug|asan]" >&2; exit 2;; esac
 case "$preset" in release|debug|asan) ;; *) echo "unknown preset '$preset' (release, debug, asan)" >&2; exit 2;; esac
 
-"$root/scripts/install-deps.sh"
+if [ "$action" = test ]; then
+  # the tests also render the reports: a headless browser and Graphviz
+  "$root/scripts/install-deps.sh" "$root/scripts/debian-packages.txt" "$root/scripts/debian-packages-test.txt"
+else
+  "$root/scripts/install-deps.sh" "$root/scripts/debian-packages.txt"
+fi
 
 jobs="$(nproc 2>/dev/null || echo 2)"
 if [ ! -f "build/$preset/CMakeCache.txt" ]; then
