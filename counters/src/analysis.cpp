@@ -227,6 +227,7 @@ void detect(const RunProfile& p, const AnalysisOptions& o, Analysis& a) {
                                         {"pcie_d2h_avg_payload_bytes", "device-to-host", Resource::PcieD2h}}) {
       const double payload = fact(p, s.place, key);
       if (mps <= 0 || payload <= 0 || payload >= o.small_payload * mps) continue;
+      if (s.sol[static_cast<unsigned>(res)] < o.small_payload_min_sol) continue;
       Finding x;
       x.detector = "pcie_small_payload";
       x.place = s.place;

@@ -198,7 +198,7 @@ void write_profile(std::ostream& os, const RunProfile& p) {
   for (const HostActivity& h : p.hosts) {
     hosts.push_back({{"place", h.place},
                      {"busy_ns", h.busy_ns},
-                     {"launches", h.launches},
+                     {"api_calls", h.api_calls},
                      {"commands", h.commands},
                      {"wait_ns", h.wait_ns}});
   }
@@ -333,7 +333,7 @@ RunProfile read_profile(std::istream& is, const std::string& source) {
     HostActivity h;
     h.place = rd.text(o, at, "place");
     h.busy_ns = rd.number(o, at, "busy_ns", false);
-    h.launches = rd.number(o, at, "launches", false);
+    h.api_calls = rd.number(o, at, "api_calls", false);
     h.commands = rd.number(o, at, "commands", false);
     h.wait_ns = rd.number(o, at, "wait_ns", false);
     p.hosts.push_back(h);

@@ -100,7 +100,7 @@ counters::RunProfile build_run_profile(Simulator& sim, const std::vector<workloa
     counters::HostActivity a;
     a.place = host;
     a.busy_ns = static_cast<double>(sys.access(h).cpu_busy_ns());
-    a.launches = stat(reg, host + ".runtime.api_calls");
+    a.api_calls = stat(reg, host + ".runtime.api_calls");
     a.commands = stat(reg, host + ".runtime.commands_submitted");
     a.wait_ns = std::max(0.0, p.end_ns - p.start_ns - a.busy_ns);
     p.hosts.push_back(a);

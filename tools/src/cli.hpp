@@ -34,6 +34,7 @@ void add_mem_command(CLI::App& root, const GlobalOptions& global, Action& action
 void add_pcie_command(CLI::App& root, const GlobalOptions& global, Action& action);
 void add_gemm_command(CLI::App& root, const GlobalOptions& global, Action& action);
 void add_run_command(CLI::App& root, const GlobalOptions& global, Action& action);
+void add_report_command(CLI::App& root, const GlobalOptions& global, Action& action);
 
 // Preset folders, in search order: --configs dirs, $SOHUSIM_CONFIGS, the source
 // tree's configs/ (for a binary run from its build tree), the installed ones.

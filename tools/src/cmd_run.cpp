@@ -14,6 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "report_outputs.hpp"
+#include "sohusim/counters/analysis.hpp"
+#include "sohusim/counters/profile.hpp"
+#include "sohusim/platform/run_profile.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/workloads/compiler.hpp"
@@ -30,7 +34,8 @@ struct RunOptions {
   unsigned batch = 1, prompt = 128, gen = 16, tp = 0;
   std::string dtype = "fp8";
   std::string fidelity, mode;
-  std::string trace, stats;
+  std::string trace, stats, profile, report;
+  std::uint64_t profile_interval_ns = 10'000;
   bool json = false, upload = false, decode_only = false;
   std::uint64_t seed = 1;
   std::vector<std::string> sets;
@@ -55,6 +60,23 @@ double sum_glob(counters::Registry& r, const std::string& pattern) {
   double s = 0;
   for (const counters::Stat* st : r.glob(pattern)) s += st->value();
   return s;
+}
+
+// The profile of the run (and its report): the summary's scalars become the profile's.
+void write_profile_outputs(platform::Simulator& sim, const std::vector<workloads::ScenarioResult>& results,
+                           driver::DType dtype, const nlohmann::json& summary, const RunOptions& o) {
+  counters::RunProfile p = platform::build_run_profile(sim, results, dtype);
+  for (const auto& [k, v] : summary.items()) {
+    if (v.is_number())
+      p.summary[k] = v.get<double>();
+    else if (v.is_string())
+      p.summary_text[k] = v.get<std::string>();
+  }
+  if (!o.profile.empty()) {
+    std::ofstream os(o.profile);
+    counters::write_profile(os, p);
+  }
+  if (!o.report.empty()) write_report(p, counters::analyze(p), o.report, "", "");
 }
 
 int run_run(const GlobalOptions& global, const RunOptions& o) {
@@ -90,6 +112,8 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   so.fidelity = o.fidelity;
   so.mode = o.mode;
   so.trace_file = o.trace;
+  const bool profiling = !o.profile.empty() || !o.report.empty();
+  if (profiling) so.profile_interval_ns = o.profile_interval_ns;
   std::unique_ptr<platform::Simulator> sim;
   try {
     sim = std::make_unique<platform::Simulator>(so);
@@ -115,9 +139,12 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  if (!o.stats.empty()) {
-    std::ofstream probe(o.stats);
-    if (!probe) throw UsageError("--stats: cannot write `" + o.stats + "`");
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--stats", &o.stats},
+                                   {"--profile", &o.profile},
+                                   {"--report", &o.report}}) {
+    if (path->empty()) continue;
+    std::ofstream probe(*path);
+    if (!probe) throw UsageError(std::string(flag) + ": cannot write `" + *path + "`");
   }
 
   const bool progress = isatty(STDERR_FILENO) != 0 && !o.json;
@@ -163,6 +190,14 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   sim->close_trace();
   if (!failure.empty()) {
     std::cerr << "sohusim run: " << failure << "\n";
+    if (profiling) {
+      // What ran before the failure: the units, the counter windows and whatever steps finished.
+      nlohmann::json j;
+      j["model"] = model.name;
+      j["system"] = spec.name;
+      j["failure"] = failure;
+      write_profile_outputs(*sim, results, dtype, j, o);
+    }
     return kSimulationError;
   }
 
@@ -188,7 +223,7 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   const double out_tokens = static_cast<double>(o.batch) * o.gen;
   const double tokens_per_joule = energy_j > 0 ? out_tokens / energy_j : 0;
 
-  if (o.json) {
+  {
     nlohmann::json j;
     j["model"] = model.name;
     j["system"] = spec.name;
@@ -239,8 +274,11 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
       j[std::string(label) + "_ms_per_layer"] = layers;
     }
     if (functional) j["tokens"] = r.tokens;
-    std::cout << j.dump(2) << "\n";
-    return kOk;
+    if (profiling) write_profile_outputs(*sim, results, dtype, j, o);
+    if (o.json) {
+      std::cout << j.dump(2) << "\n";
+      return kOk;
+    }
   }
   std::ostringstream s;
   s.setf(std::ios::fixed);
@@ -305,6 +343,12 @@ void add_run_command(CLI::App& root, const GlobalOptions& global, Action& action
   cmd->add_option("--mode", o->mode, "timing | functional")->check(CLI::IsMember({"timing", "functional"}));
   cmd->add_option("--trace", o->trace, "trace file (.pftrace: Perfetto protobuf; .json: Chrome JSON)");
   cmd->add_option("--stats", o->stats, "statistics file (.json or .csv)");
+  cmd->add_option("--profile", o->profile, "write the run's profile (JSON; the input of `sohusim report`)");
+  cmd->add_option("--report", o->report, "write the profiler's HTML report of the run");
+  cmd->add_option("--profile-interval", o->profile_interval_ns,
+                  "counter sampling interval of the profile, ns (doubles as the run grows)")
+      ->capture_default_str()
+      ->check(CLI::Range(100ULL, 1'000'000'000ULL));
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->add_flag("--upload-weights", o->upload, "simulate the weight upload over PCIe and report it");
   cmd->add_flag("--decode-only", o->decode_only,

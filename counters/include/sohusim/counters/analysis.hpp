@@ -23,7 +23,8 @@
 //
 // Detectors (Finding::detector) and the facts they read (RunProfile::facts, per place):
 //   pcie_saturation     a window whose PCIe rate in a direction is >= `saturation` of peak
-//   pcie_small_payload  pcie_<dir>_avg_payload_bytes < `small_payload` x pcie_mps_bytes
+//   pcie_small_payload  pcie_<dir>_avg_payload_bytes < `small_payload` x pcie_mps_bytes on a
+//                       direction used at >= `small_payload_min_sol` of its peak
 //   hbm_row_miss        hbm_row_hit_rate < `row_hit_floor` on a device moving
 //                       >= `busy_floor` of its HBM peak over the run
 //   sram_bank_conflicts sram_bank_conflicts / sram_accesses >= `conflict_ceiling`
@@ -54,6 +55,7 @@ struct AnalysisOptions {
   double gap_ns = 1000;              // smallest gap reported as a bubble / launch gap
   double saturation = 0.9;
   double small_payload = 0.5;
+  double small_payload_min_sol = 0.01;  // a link this idle loses no time to small payloads
   double row_hit_floor = 0.5;
   double conflict_ceiling = 0.1;
   double idle_floor = 0.05;

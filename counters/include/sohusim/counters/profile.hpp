@@ -25,7 +25,7 @@
 //                  "stalls": {"busy_useful", "busy_padding", "wait_sram", "wait_hbm",
 //                             "wait_pcie", "wait_dependency", "idle"}}],
 //    "commands": [{"place", "name", "count", "mean", "p50", "p90", "p99", "max"}],
-//    "hosts":    [{"place", "busy_ns", "launches", "commands", "wait_ns"}],
+//    "hosts":    [{"place", "busy_ns", "api_calls", "commands", "wait_ns"}],
 //    "facts":    {place: {key: number}}}
 // read_profile() checks
 // the format tag, the version and every field, and throws ProfileError naming the file, the
@@ -120,11 +120,11 @@ struct CommandStat {
 
 /// A host's launch activity: how long its API calls and driver took, and the gaps it left.
 struct HostActivity {
-  std::string place;    // "host0"
-  double busy_ns = 0;   // CPU time spent in the runtime and driver (host cost table)
-  double launches = 0;  // program launches
-  double commands = 0;  // commands submitted
-  double wait_ns = 0;   // time blocked waiting for the devices
+  std::string place;     // "host0"
+  double busy_ns = 0;    // CPU time spent in the runtime and driver (host cost table)
+  double api_calls = 0;  // runtime API calls
+  double commands = 0;   // commands submitted
+  double wait_ns = 0;    // time blocked waiting for the devices
 };
 
 struct RunProfile {

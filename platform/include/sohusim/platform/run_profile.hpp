@@ -21,8 +21,8 @@
 //            Deps: the earlier ops that wrote an op's inputs; `launch` = the step.
 //   windows  from the Simulator's ProfileSampler (SimulatorOptions::profile_interval_ns).
 //   commands dev<d>.cp.submit_to_start and start_to_complete distributions.
-//   hosts    CPU busy ns (SimDeviceAccess::cpu_busy_ns), launches (runtime api calls named
-//            launch are not counted separately: commands_submitted), wait = the rest.
+//   hosts    CPU busy ns (SimDeviceAccess::cpu_busy_ns: work, not polling), runtime API
+//            calls, commands submitted; wait = the rest of the run.
 //   facts    pcie_mps_bytes, pcie_{h2d,d2h}_avg_payload_bytes (payload / (MWr + CplD TLPs)),
 //            hbm_row_hit_rate, sram_bank_conflicts, sram_accesses (line accesses).
 #include <vector>

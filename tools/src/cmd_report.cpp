@@ -1,0 +1,100 @@
+// `sohusim report PROFILE`: analyses a run's profile (written by `sohusim run --profile`)
+// and writes the HTML report, and on request the op dependency graph (DOT) and per-op CSV;
+// prints the verdict and the findings (or one JSON object with --json).
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "report_outputs.hpp"
+#include "sohusim/counters/analysis.hpp"
+#include "sohusim/counters/profile.hpp"
+
+namespace sohusim::tools {
+
+namespace {
+
+struct ReportCliOptions {
+  std::string input, html = "report.html", dot, csv;
+  bool json = false;
+  counters::AnalysisOptions analysis;
+};
+
+int run_report(const ReportCliOptions& o) {
+  counters::RunProfile p;
+  try {
+    p = counters::read_profile_file(o.input);
+  } catch (const counters::ProfileError& e) {
+    throw UsageError(e.what());
+  }
+  const counters::Analysis a = counters::analyze(p, o.analysis);
+  write_report(p, a, o.html, o.dot, o.csv, o.input);
+  if (o.json) {
+    nlohmann::json j;
+    j["run_verdict"] = counters::verdict_name(a.run_verdict);
+    nlohmann::json shares = nlohmann::json::object();
+    for (unsigned v = 0; v < counters::kVerdicts; ++v) {
+      const auto verdict = static_cast<counters::Verdict>(v);
+      shares[counters::verdict_name(verdict)] = a.verdict_share(verdict);
+    }
+    j["verdict_shares"] = shares;
+    j["critical_path_ns"] = a.critical_ns;
+    j["critical_ops"] = a.critical_path.size();
+    j["ops"] = p.ops.size();
+    nlohmann::json findings = nlohmann::json::array();
+    for (const counters::Finding& f : a.findings) {
+      findings.push_back({{"detector", f.detector},
+                          {"place", f.place},
+                          {"start_ns", f.start_ns},
+                          {"end_ns", f.end_ns},
+                          {"message", f.message},
+                          {"numbers", f.numbers}});
+    }
+    j["findings"] = findings;
+    std::cout << j.dump(2) << "\n";
+    return kOk;
+  }
+  std::cout.setf(std::ios::fixed);
+  std::cout.precision(3);
+  std::cout << o.input << ": " << p.ops.size() << " ops, critical path " << a.critical_ns * 1e-6 << " ms\n";
+  std::cout.precision(1);
+  std::cout << "  verdict  " << counters::verdict_name(a.run_verdict) << " (";
+  bool first = true;
+  for (unsigned v = 0; v < counters::kVerdicts; ++v) {
+    const auto verdict = static_cast<counters::Verdict>(v);
+    if (a.verdict_share(verdict) <= 0) continue;
+    std::cout << (first ? "" : ", ") << counters::verdict_name(verdict) << " " << a.verdict_share(verdict) * 100
+              << " %";
+    first = false;
+  }
+  std::cout << " of the critical path)\n";
+  const std::size_t shown = std::min<std::size_t>(a.findings.size(), 10);
+  for (std::size_t i = 0; i < shown; ++i) std::cout << "  finding  " << a.findings[i].message << "\n";
+  if (a.findings.size() > shown) std::cout << "  (" << a.findings.size() - shown << " more in the report)\n";
+  if (!o.html.empty()) std::cout << "  report   " << o.html << "\n";
+  return kOk;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& root, const GlobalOptions& /*global*/, Action& action) {
+  auto o = std::make_shared<ReportCliOptions>();
+  auto* cmd = root.add_subcommand("report", "analyse a run's profile: bottlenecks, findings, HTML report");
+  cmd->add_option("profile", o->input, "profile written by `sohusim run --profile FILE`")->required();
+  cmd->add_option("-o,--output", o->html, "HTML report (\"\" for none)")->capture_default_str();
+  cmd->add_option("--dot", o->dot, "op dependency graph, Graphviz DOT, critical path highlighted");
+  cmd->add_option("--csv", o->csv, "per-op metrics, CSV");
+  cmd->add_option("--bound-threshold", o->analysis.bound_threshold,
+                  "speed of light from which an op is bound by a unit (else latency-bound)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
+  cmd->add_option("--gap", o->analysis.gap_ns, "smallest bubble / launch gap reported, ns")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e12));
+  cmd->add_flag("--json", o->json, "print one JSON object (verdict, shares, findings)");
+  cmd->callback([o, &action] { action = [o] { return run_report(*o); }; });
+}
+
+}  // namespace sohusim::tools
