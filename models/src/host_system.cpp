@@ -1,5 +1,6 @@
 #include "sohusim/models/host_system.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "sohusim/models/replay_cache.hpp"
@@ -148,6 +149,11 @@ pcie::DomainId HostSystem::function_domain(pcie::RequesterId rid, unsigned n) {
 std::uint64_t HostSystem::take_dma(std::uint64_t bytes, std::uint64_t align, std::uint64_t& size) {
   if (align == 0 || (align & (align - 1)) != 0)
     throw std::invalid_argument("alloc_dma: alignment must be a power of two");
+  // A large pinned buffer sits in 2 MiB host pages (hugepage-backed, as drivers and
+  // runtimes allocate their staging buffers), so that the IOMMU can map it with 2 MiB
+  // superpages; not when the IOMMU maps 4 KiB pages only.
+  if (iommu_ && iommu_->params().max_page_bytes > pcie::Iommu::kPageBytes && bytes >= pcie::Iommu::k2MiB)
+    align = std::max<std::uint64_t>(align, pcie::Iommu::k2MiB);
   const std::uint64_t a = (next_dma_ + align - 1) & ~(align - 1);
   size = (bytes + 4095) & ~4095ULL;
   if (bytes == 0 || a + size > dma_limit_ || a + size < a) {

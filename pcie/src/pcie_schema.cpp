@@ -15,6 +15,10 @@ IommuParams iommu_params_from_config(const sim::Config& c) {
   p.iotlb_ways = static_cast<std::uint32_t>(c.get_uint("pcie.iommu.iotlb_ways"));
   p.iotlb_hit_latency_s = c.get_quantity("pcie.iommu.iotlb_latency");
   p.default_blocked = c.get_bool("pcie.iommu.default_blocked");
+  const std::string& sp = c.get_string("pcie.iommu.superpages");
+  p.max_page_bytes = sp == "1g" ? Iommu::k1GiB : sp == "2m" ? Iommu::k2MiB : Iommu::kPageBytes;
+  p.psc_entries = static_cast<std::uint32_t>(c.get_uint("pcie.iommu.psc_entries"));
+  p.page_walkers = static_cast<std::uint32_t>(c.get_uint("pcie.iommu.walkers"));
   p.fault_log_capacity = static_cast<std::uint32_t>(c.get_uint("pcie.iommu.fault_log"));
   const auto capacity = static_cast<std::uint64_t>(c.get_quantity("host_dram.capacity"));
   p.page_table_bytes = std::min<std::uint64_t>(64ULL << 20, capacity / 4) & ~0xFFFULL;
@@ -107,6 +111,14 @@ sim::Schema pcie_schema() {
       .uinteger("iotlb_entries", 256, 1, 1u << 16, "IOTLB entries (assumption: 64-512 in current IOMMUs)")
       .uinteger("iotlb_ways", 8, 1, 64, "IOTLB associativity")
       .quantity("iotlb_latency", Dimension::Time, "2 ns", "0 s", "1 us", "one IOTLB lookup")
+      .enumeration("superpages", "1g", {"off", "2m", "1g"},
+                   "largest I/O page: 1g (2 MiB and 1 GiB leaves, as VT-d parts report in SLLPS), 2m, off (4 KiB "
+                   "only); the host maps buffers of 2 MiB or more 2 MiB-aligned unless off")
+      .uinteger("psc_entries", 32, 0, 1u << 16,
+                "entries of each paging-structure cache (PML4E, PDPTE, PDE); 0: every IOTLB miss walks from "
+                "the root (assumption: sizes are not published)")
+      .uinteger("walkers", 16, 1, 1024,
+                "page walks in flight at once (assumption: gem5's SMMUv3 model has 16 walk slots by default)")
       .boolean("default_blocked", true, "a requester with no domain faults (false: passes untranslated)")
       .uinteger("fault_log", 256, 1, 1u << 20, "fault records kept");
   return s;

@@ -12,7 +12,9 @@ namespace sohusim::pcie {
 using sc_core::sc_time;
 
 namespace {
-std::uint64_t ps(double seconds) { return static_cast<std::uint64_t>(std::llround(seconds * 1e12)); }
+std::uint64_t ps(double seconds) {
+  return static_cast<std::uint64_t>(std::llround(seconds * 1e12));
+}
 }  // namespace
 
 RootComplexParams RootComplexParams::from_config(const sim::Config& c) {
@@ -31,8 +33,8 @@ void RootComplexParams::validate() const {
   auto fail = [](const std::string& what) { throw std::invalid_argument("root complex: " + what); };
   if (numa_nodes == 0) fail("numa_nodes must be at least 1");
   if (device_node >= numa_nodes) {
-    fail("device_node " + std::to_string(device_node) + " does not exist (numa_nodes is " +
-         std::to_string(numa_nodes) + ")");
+    fail("device_node " + std::to_string(device_node) + " does not exist (numa_nodes is " + std::to_string(numa_nodes) +
+         ")");
   }
   if (node_bytes == 0) fail("node_bytes must be non-zero");
   if (!(remote_bandwidth > 0)) fail("remote_bandwidth must be positive");
@@ -60,9 +62,9 @@ RootComplex::RootComplex(sc_core::sc_module_name name, const RootComplexParams& 
       dma_blocked_(inst.registry->counter(prefix + ".dma_blocked", "requests", "DMA blocked by an IOMMU fault")),
       remote_bytes_(inst.registry->counter(prefix + ".remote_bytes", "B",
                                            "DMA bytes to memory on another NUMA node than the device's")),
-      msi_(inst.registry->counter(prefix + ".msi", "messages", "MSI/MSI-X writes delivered to the interrupt controller")),
-      mmio_read_latency_(inst.registry->distribution(prefix + ".mmio_read_latency", "ns",
-                                                     "CPU MMIO read round trip",
+      msi_(inst.registry->counter(prefix + ".msi", "messages",
+                                  "MSI/MSI-X writes delivered to the interrupt controller")),
+      mmio_read_latency_(inst.registry->distribution(prefix + ".mmio_read_latency", "ns", "CPU MMIO read round trip",
                                                      counters::DistributionSpec::log(10.0, 1.0e7, 60))) {
   params_.validate();
   cpu_socket.register_b_transport(this, &RootComplex::cpu_b_transport);
@@ -157,7 +159,7 @@ void RootComplex::posted_writer() {
 }
 
 std::uint64_t RootComplex::memory_access(bool write, std::uint64_t addr, std::uint64_t bytes, std::uint8_t* data,
-                                         bool& ok) {
+                                         bool& ok, std::uint64_t after_ps) {
   tlm::tlm_generic_payload gp;
   gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   gp.set_address(addr);
@@ -168,7 +170,9 @@ std::uint64_t RootComplex::memory_access(bool write, std::uint64_t addr, std::ui
   gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   // Timing-only accesses carry no data: the memory models accept a null pointer then.
   gp.set_data_ptr(data);
-  sc_time delay = sc_core::SC_ZERO_TIME;
+  // The access arrives `after_ps` from now (the LT annotation); the answer is the time from
+  // now at which it completes.
+  sc_time delay = sc_time::from_value(after_ps);
   memory_socket->b_transport(gp, delay);
   ok = gp.is_response_ok();
   return delay.value();
@@ -176,12 +180,14 @@ std::uint64_t RootComplex::memory_access(bool write, std::uint64_t addr, std::ui
 
 std::uint64_t RootComplex::numa_cost(std::uint64_t addr, std::uint64_t bytes) {
   if (params_.numa_nodes <= 1) return 0;
-  const unsigned node = static_cast<unsigned>(std::min<std::uint64_t>(addr / params_.node_bytes, params_.numa_nodes - 1));
+  const unsigned node =
+      static_cast<unsigned>(std::min<std::uint64_t>(addr / params_.node_bytes, params_.numa_nodes - 1));
   if (node == params_.device_node) return 0;
   remote_bytes_.inc(bytes);
   // The inter-socket link: a server of remote_bandwidth, plus its latency.
   const std::uint64_t now = sc_core::sc_time_stamp().value();
-  const auto transfer = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) * 1e12 / params_.remote_bandwidth));
+  const auto transfer =
+      static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) * 1e12 / params_.remote_bandwidth));
   remote_free_ps_ = std::max(remote_free_ps_, now) + transfer;
   return remote_free_ps_ - now + params_.remote_latency_ps;
 }
@@ -189,7 +195,8 @@ std::uint64_t RootComplex::numa_cost(std::uint64_t addr, std::uint64_t bytes) {
 std::uint64_t RootComplex::dma(const Tlp& tlp, bool write, std::uint8_t* read_out, const std::uint8_t* write_data,
                                bool& blocked) {
   blocked = false;
-  std::uint64_t latency = 0;
+  // Time from now (ps) at which the translation is done and the data access can start.
+  std::uint64_t translated = 0;
   IommuTranslation tr;
   if (iommu_ != nullptr) {
     iommu_->translate(tlp.requester, tlp.address, tlp.length, write, tr);
@@ -198,21 +205,42 @@ std::uint64_t RootComplex::dma(const Tlp& tlp, bool write, std::uint8_t* read_ou
       dma_blocked_.inc();
       return 0;
     }
-    latency += ps(iommu_->params().iotlb_hit_latency_s) * tr.iotlb_lookups();
-    std::uint8_t entry[8];
-    bool walk_ok = true;
-    for (std::uint64_t walk_addr : tr.walk_reads) latency += memory_access(false, walk_addr, 8, entry, walk_ok);
+    translated += ps(iommu_->params().iotlb_hit_latency_s) * tr.iotlb_lookups();
+    // A walk is a chain of dependent reads: each is issued when the one before it has
+    // returned (its arrival is the previous completion, so queueing in host memory is paid
+    // when a read meets it, not once per read). Walks run on the IOMMU's page walkers, a
+    // pool shared by all DMA: a walk takes the walker that frees first.
+    if (!tr.walk_starts.empty()) {
+      if (walker_free_ps_.size() != iommu_->params().page_walkers)
+        walker_free_ps_.assign(iommu_->params().page_walkers, 0);
+      const std::uint64_t now = sc_core::sc_time_stamp().value();
+      const std::uint64_t start = translated;
+      std::uint8_t entry[8];
+      for (std::size_t w = 0; w < tr.walk_starts.size(); ++w) {
+        const std::size_t first = tr.walk_starts[w];
+        const std::size_t last = w + 1 < tr.walk_starts.size() ? tr.walk_starts[w + 1] : tr.walk_reads.size();
+        auto walker = std::min_element(walker_free_ps_.begin(), walker_free_ps_.end());
+        std::uint64_t t = std::max(start, *walker > now ? *walker - now : 0);
+        for (std::size_t r = first; r < last; ++r) {
+          bool walk_ok = true;
+          t = memory_access(false, tr.walk_reads[r], 8, entry, walk_ok, t);
+        }
+        *walker = now + t;
+        translated = std::max(translated, t);
+      }
+    }
   } else {
     tr.ok = true;
     tr.segments.push_back({tlp.address, tlp.address, tlp.length});
   }
-  std::uint64_t slowest = 0;
+  std::uint64_t slowest = translated;
   for (const PhysSegment& s : tr.segments) {
     std::uint8_t* p = nullptr;
     if (read_out != nullptr) p = read_out + (s.iova - tlp.address);
     if (write_data != nullptr) p = const_cast<std::uint8_t*>(write_data) + (s.iova - tlp.address);
     bool ok = true;
-    const std::uint64_t t = memory_access(write, s.phys, s.bytes, p, ok) + numa_cost(s.phys, s.bytes);
+    // The data access follows the translation.
+    const std::uint64_t t = memory_access(write, s.phys, s.bytes, p, ok, translated) + numa_cost(s.phys, s.bytes);
     if (!ok) {
       blocked = true;  // beyond host memory: the root complex answers UR
       dma_blocked_.inc();
@@ -220,7 +248,7 @@ std::uint64_t RootComplex::dma(const Tlp& tlp, bool write, std::uint8_t* read_ou
     slowest = std::max(slowest, t);
   }
   dma_bytes_.inc(tlp.length);
-  return latency + slowest;
+  return slowest;
 }
 
 std::uint64_t RootComplex::posted(const Tlp& tlp, const std::uint8_t* data) {

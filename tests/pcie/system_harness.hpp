@@ -132,19 +132,19 @@ struct SystemBench {
   std::unique_ptr<FakeDevice> device;
   std::unique_ptr<Cpu> cpu;
 
-  explicit SystemBench(RootComplexParams root = {}, LinkParams lp = {}, bool with_iommu = true) {
+  explicit SystemBench(RootComplexParams root = {}, LinkParams lp = {}, bool with_iommu = true, IommuParams ip = {}) {
     inst.registry = &registry;
     memory::HostDramParams hp;
     hp.capacity = 1ULL << 30;
     hp.functional = true;
     dram = std::make_unique<memory::HostDram>("dram", hp, inst, "host0.dram");
-    IommuParams ip;
     ip.page_table_base = hp.capacity - (64ULL << 20);
     ip.page_table_bytes = 64ULL << 20;
     if (with_iommu) iommu = std::make_unique<Iommu>(ip, counters::Scope(registry, "host0.iommu"));
     irq = std::make_unique<InterruptController>(inst, "host0.irq");
     link = std::make_unique<PcieLink>("link", lp, inst, "host0.pcie.dev0");
-    rc_port = std::make_unique<PciePort>("rc_port", lp, PortParams{}, link->down(), link->up(), inst, "host0.pcie.dev0.rc");
+    rc_port =
+        std::make_unique<PciePort>("rc_port", lp, PortParams{}, link->down(), link->up(), inst, "host0.pcie.dev0.rc");
     ep_port = std::make_unique<PciePort>("ep_port", lp, PortParams{}, link->up(), link->down(), inst, "dev0.pcie");
     rc = std::make_unique<RootComplex>("rc", root, *rc_port, iommu.get(), *irq, inst, "host0.rc");
     rc->memory_socket.bind(dram->socket);

@@ -117,6 +117,18 @@ TEST(Profiler, TinyStepsWithAHostSyncEachAreLatencyBound) {
   EXPECT_GT(gaps, 0u);
 }
 
+TEST(Profiler, WeightUploadIsPcieBound) {
+  Request q;
+  q.model = "gpt2";
+  q.prompt = 8;
+  q.gen = 1;
+  q.upload = true;
+  const Profiled p = profile_of(q);
+  const counters::OpAnalysis& up = op_named(p, "load.weight_upload.dev0");
+  EXPECT_EQ(up.verdict, Verdict::Pcie) << describe(p, up);
+  EXPECT_EQ(p.analysis.run_verdict, Verdict::Pcie);
+}
+
 TEST(Profiler, AllReduceOverSlowLinksIsInterconnectBound) {
   Request q;
   q.system = "test-2";

@@ -7,16 +7,16 @@
 // `--bytes` have moved. docs/pcie.md has the model.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <algorithm>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 
-#include <nlohmann/json.hpp>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <nlohmann/json.hpp>
 #include <systemc>
 #include <tlm>
 
@@ -34,8 +34,8 @@
 #include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/pcie/root_complex.hpp"
 #include "sohusim/pcie/tlp_capture.hpp"
-#include "sohusim/sim/correlation_extension.hpp"
 #include "sohusim/sim/config.hpp"
+#include "sohusim/sim/correlation_extension.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/units.hpp"
 
@@ -148,7 +148,8 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
           throw std::invalid_argument("bad");
         }
       } catch (const std::exception&) {
-        throw UsageError("--capture-range: `" + o.capture_range + "` is not LO:HI (addresses, decimal or 0x-hex, LO <= HI)");
+        throw UsageError("--capture-range: `" + o.capture_range +
+                         "` is not LO:HI (addresses, decimal or 0x-hex, LO <= HI)");
       }
     }
     capture_file = std::make_unique<std::ofstream>(o.capture);
@@ -210,8 +211,10 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
     link.down().set_capture(capture.get(), "down");
     link.up().set_capture(capture.get(), "up");
   }
-  // The DMA buffer: IOVA = physical address, mapped for the device in its own domain.
-  const std::uint64_t buffer = 0x100000;
+  // The DMA buffer: IOVA = physical address, mapped for the device in its own domain;
+  // 2 MiB-aligned, as a hugepage-backed pinned buffer is, so that the IOMMU maps it with
+  // superpages (unless pcie.iommu.superpages=off).
+  const std::uint64_t buffer = 0x200000;
   const std::uint64_t span = std::min<std::uint64_t>(total, host_params.capacity / 4);
   if (iommu_params.enabled) {
     const pcie::DomainId dom = iommu.create_domain();
@@ -229,13 +232,15 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
   sc_core::sc_time begin = sc_core::SC_ZERO_TIME, end = sc_core::SC_ZERO_TIME;
   std::uint64_t next_offset = 0;
   sc_core::sc_event ready;
-  sc_core::sc_spawn([&] {
-    cpu.cfg_write(device_rid, 0x10, 0xF000'0000);
-    cpu.cfg_write(device_rid, 0x14, 0);
-    cpu.cfg_write(device_rid, 0x04, 0x6);
-    begin = sc_core::sc_time_stamp();
-    ready.notify(sc_core::SC_ZERO_TIME);
-  }, "probe");
+  sc_core::sc_spawn(
+      [&] {
+        cpu.cfg_write(device_rid, 0x10, 0xF000'0000);
+        cpu.cfg_write(device_rid, 0x14, 0);
+        cpu.cfg_write(device_rid, 0x04, 0x6);
+        begin = sc_core::sc_time_stamp();
+        ready.notify(sc_core::SC_ZERO_TIME);
+      },
+      "probe");
   for (unsigned s = 0; s < streams; ++s) {
     sc_core::sc_spawn(
         [&, s] {
@@ -284,10 +289,11 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
   const double raw = link_params.raw_bytes_per_s();
   const auto v = [&](const std::string& n) { return registry.value(n); };
   const double tlps = v("pcie.down.tlps") + v("pcie.up.tlps");
-  const double dllps = v("pcie.down.dllps_ack") + v("pcie.down.dllps_fc") + v("pcie.up.dllps_ack") + v("pcie.up.dllps_fc");
+  const double dllps =
+      v("pcie.down.dllps_ack") + v("pcie.down.dllps_fc") + v("pcie.up.dllps_ack") + v("pcie.up.dllps_fc");
   const double avg_latency = requests_done ? latency_sum_ns / static_cast<double>(requests_done) : 0.0;
-  const double model = o.pattern == "read" ? link_params.read_completion_throughput()
-                                           : link_params.posted_write_throughput();
+  const double model =
+      o.pattern == "read" ? link_params.read_completion_throughput() : link_params.posted_write_throughput();
   if (o.out.json) {
     nlohmann::json j;
     j["generation"] = link_params.generation;
@@ -331,7 +337,8 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
               << "  simulated time    " << sim::format_quantity(sim_s, sim::Dimension::Time) << "\n"
               << "  throughput        " << throughput / 1e9 << " GB/s of " << raw / 1e9 << " GB/s raw ("
               << 100 * throughput / raw << "%); accounting model " << model / 1e9 << " GB/s\n"
-              << "  TLPs / DLLPs      " << std::setprecision(0) << tlps << " / " << dllps << std::setprecision(2) << "\n"
+              << "  TLPs / DLLPs      " << std::setprecision(0) << tlps << " / " << dllps << std::setprecision(2)
+              << "\n"
               << "  avg latency       " << avg_latency << " ns per request\n"
               << "  wall time         " << wall << " s\n";
     if (!stats_path.empty()) std::cout << "  stats             " << stats_path << "\n";
