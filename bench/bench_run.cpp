@@ -8,6 +8,11 @@
 // The cold benchmark is the process's first step, which records the replays (device.replay)
 // of every command shape; the warm one replays them. Counter simulated_ms: the step's
 // simulated time. Peak RSS: run under /usr/bin/time -f %M (README).
+//
+// Profiling overhead (issue 7 budget: <= 10 % wall time over the same run untraced): with
+// `--profile-dir=DIR` the system writes a Perfetto trace to DIR/bench.pftrace and samples the
+// profiler's counters every 10 us (trace counter tracks, ProfileSampler), as
+// `sohusim run --trace --profile` does; compare the warm step with and without it.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <benchmark/benchmark.h>
 
@@ -25,6 +30,11 @@ namespace {
 
 using namespace sohusim;
 
+std::string& profile_dir() {
+  static std::string dir;
+  return dir;
+}
+
 struct Fixture {
   std::unique_ptr<platform::Simulator> sim;
   workloads::ModelConfig model;
@@ -33,6 +43,10 @@ struct Fixture {
     platform::SimulatorOptions o;
     o.system = "sohu-8";
     o.config_dirs = {std::string(SOHUSIM_SOURCE_DIR) + "/configs"};
+    if (!profile_dir().empty()) {
+      o.trace_file = profile_dir() + "/bench.pftrace";
+      o.profile_interval_ns = 10'000;
+    }
     sim = std::make_unique<platform::Simulator>(o);
     model = workloads::load_model("llama-3-70b", o.config_dirs);
   }
@@ -72,6 +86,7 @@ void BM_Llama70bDecodeStepSohu8(benchmark::State& state) {
   double simulated = 0;
   for (auto _ : state) simulated = decode_step(f);
   state.counters["simulated_ms"] = simulated;
+  state.SetLabel(profile_dir().empty() ? "untraced" : "trace + profile sampler");
 }
 // Cold: the first step of a process, in which every command shape is simulated once and
 // recorded. Warm: the steps after it, with GEMM, attention and vector shapes replayed and the
@@ -92,6 +107,18 @@ BENCHMARK(BM_Llama70bDecodeStepSohu8)
 }  // namespace
 
 extern "C" [[gnu::used]] int sc_main(int argc, char* argv[]) {
+  // --profile-dir=DIR is ours; the rest is Google Benchmark's.
+  const std::string flag = "--profile-dir=";
+  int kept = 0;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.compare(0, flag.size(), flag) == 0) {
+      profile_dir() = a.substr(flag.size());
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

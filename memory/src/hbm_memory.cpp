@@ -182,7 +182,9 @@ void HbmMemory::register_rollups(const std::string& prefix) {
 
 void HbmMemory::sample_bandwidth(std::uint64_t now, bool idle) {
   if (bw_tracks_.empty()) return;
-  const std::uint64_t interval = params_.bandwidth_sample_ps;
+  const std::uint64_t interval = inst_.trace_summary
+                                     ? std::max(params_.bandwidth_sample_ps, sim::Instrumentation::kSummaryBinPs)
+                                     : params_.bandwidth_sample_ps;
   auto emit = [&](std::uint64_t at_ps, std::uint64_t span_ps) {
     for (std::uint32_t k = 0; k < params_.stacks; ++k) {
       const double bytes = stack_bytes_[2 * k]->value() + stack_bytes_[2 * k + 1]->value();
@@ -191,6 +193,26 @@ void HbmMemory::sample_bandwidth(std::uint64_t now, bool idle) {
       last_bytes_[k] = bytes;
     }
   };
+  if (inst_.trace_summary) {
+    // Whole bins only, no edges at each busy/idle change, and no wake-up of its own (the
+    // process never stays awake for a boundary: `sampling_` stays false): a bin's average is
+    // written at its start when traffic first lands past its end (bytes of that first
+    // request count in the bin before: a request's worth of error); a stretch of empty bins
+    // reads 0. The last bin of a run is not written.
+    if (next_sample_ps_ == 0) {
+      for (std::uint32_t k = 0; k < params_.stacks; ++k)
+        last_bytes_[k] = stack_bytes_[2 * k]->value() + stack_bytes_[2 * k + 1]->value();
+      next_sample_ps_ = (now / interval + 1) * interval;
+      return;
+    }
+    if (now < next_sample_ps_) return;
+    emit(next_sample_ps_ - interval, interval);
+    if (now >= next_sample_ps_ + interval) {
+      for (auto track : bw_tracks_) inst_.trace->counter(track, next_sample_ps_ / 1000, 0.0);
+    }
+    next_sample_ps_ = (now / interval + 1) * interval;
+    return;
+  }
   if (!sampling_) {
     if (idle) return;
     // Busy again: a 0 at the start, then a sample at every interval boundary.

@@ -62,6 +62,7 @@ LinkDirection::LinkDirection(sc_core::sc_module_name name, const LinkParams& par
   if (inst.tracing("pcie")) {
     trace_ = inst.trace;
     bw_track_ = trace_->counter_track(inst.process_track, prefix + " bandwidth", "GB/s");
+    if (inst.trace_summary) bin_ps_ = std::max(bin_ps_, sim::Instrumentation::kSummaryBinPs);
   }
   SC_METHOD(transmit_method);
   sensitive << kick_;

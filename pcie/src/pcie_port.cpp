@@ -42,7 +42,7 @@ PciePort::PciePort(sc_core::sc_module_name name, const LinkParams& link, const P
     throw std::invalid_argument("PCIe port: bulk_chunk must be a power of two from 4 KiB to 1 GiB");
   }
   rx_.set_receiver([this](Tlp& t) { receive(t); });
-  if (inst.tracing("pcie")) {
+  if (inst.tracing("pcie") && !inst.trace_summary) {  // summary: no per-transfer slices
     trace_ = inst.trace;
     transfers_track_ = trace_->async_track(inst.process_track, prefix + " transfers");
   }

@@ -3,11 +3,13 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <vector>
 
 #include <systemc>
 
+#include "sohusim/counters/sampler_trace_sink.hpp"
 #include "sohusim/counters/trace_writer.hpp"
 #include "sohusim/platform/profile_sampler.hpp"
 #include "sohusim/platform/system.hpp"
@@ -87,6 +89,13 @@ Simulator::Simulator(const SimulatorOptions& options) {
   state_->stop_time_s = system_->host_config(0).get_quantity("sim.stop_time");
   if (options.profile_interval_ns > 0)
     sampler_ = std::make_unique<ProfileSampler>(*system_, *registry_, options.profile_interval_ns, 4096, trace_.get());
+  if (!options.sample_patterns.empty()) {
+    if (options.sample_interval_ns == 0) throw std::invalid_argument("sample interval must be > 0 ns");
+    stats_sampler_ = std::make_unique<counters::Sampler>(*registry_, options.sample_patterns,
+                                                         /*counters_as_rates=*/true, /*keep_in_memory=*/false);
+    stats_interval_ns_ = options.sample_interval_ns;
+    if (trace_->enabled()) counters::attach_trace_counters(*stats_sampler_, *trace_, trace_->process_track("stats"));
+  }
 }
 
 Simulator::~Simulator() {
@@ -98,6 +107,8 @@ Simulator::~Simulator() {
     // See run(): threads are suspended inside these objects; keep them (reachable) until exit.
     static std::vector<std::unique_ptr<ProfileSampler>> samplers;
     samplers.push_back(std::move(sampler_));
+    static std::vector<std::unique_ptr<counters::Sampler>> stats_samplers;
+    stats_samplers.push_back(std::move(stats_sampler_));
     static std::vector<std::unique_ptr<State>> states;
     static std::vector<std::unique_ptr<System>> systems;
     states.push_back(std::move(state_));
@@ -139,18 +150,33 @@ double Simulator::run(const HostProgram& program, const std::vector<unsigned>& h
         },
         ("host_program_" + std::to_string(h) + "_" + std::to_string(runs_)).c_str());
   }
-  if (sampler_) {
-    // Samples until the last program returns (then once more), never keeping the kernel
-    // busy after that: it waits on the interval or the programs' end, whichever is first.
+  // Samplers run until the last program returns (then sample once more), never keeping the
+  // kernel busy after that: each waits on its interval or the programs' end, whichever is first.
+  auto spawn_sampler = [&](const char* name, std::function<std::uint64_t()> interval,
+                           std::function<void(std::uint64_t)> sample) {
     sc_core::sc_spawn(
-        [s = sampler_.get(), remaining, done = &state_->programs_done] {
-          s->sample(sim::to_ns(sc_core::sc_time_stamp()));
+        [interval, sample, remaining, done = &state_->programs_done] {
+          sample(sim::to_ns(sc_core::sc_time_stamp()));
           while (*remaining != 0) {
-            sc_core::wait(sc_core::sc_time(static_cast<double>(s->interval_ns()), sc_core::SC_NS), *done);
-            s->sample(sim::to_ns(sc_core::sc_time_stamp()));
+            sc_core::wait(sc_core::sc_time(static_cast<double>(interval()), sc_core::SC_NS), *done);
+            sample(sim::to_ns(sc_core::sc_time_stamp()));
           }
         },
-        ("profile_sampler_" + std::to_string(runs_)).c_str());
+        (std::string(name) + "_" + std::to_string(runs_)).c_str());
+  };
+  if (sampler_) {
+    ProfileSampler* s = sampler_.get();
+    spawn_sampler("profile_sampler", [s] { return s->interval_ns(); }, [s](std::uint64_t t) { s->sample(t); });
+  }
+  if (stats_sampler_) {
+    counters::Sampler* s = stats_sampler_.get();
+    std::uint64_t* last = &stats_last_ns_;
+    spawn_sampler("stats_sampler", [i = stats_interval_ns_] { return i; },
+                  [s, last](std::uint64_t t) {
+                    if (s->samples() > 0 && t <= *last) return;  // the Sampler refuses going back
+                    *last = t;
+                    s->sample(t);
+                  });
   }
   ++runs_;
   const sc_core::sc_time limit(state_->stop_time_s, sc_core::SC_SEC);

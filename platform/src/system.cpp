@@ -75,13 +75,15 @@ System::System(const SystemSpec& spec, const std::vector<std::string>& config_di
     host->config = load_host_config(spec_, hs, dirs, overrides);
     std::vector<std::string> categories = host->config->get_strings("trace.categories");
     host->track = tracing ? trace->process_track(hs.name) : 0;
-    sim::Instrumentation hinst{&registry, trace, host->track, categories};
+    const bool summary = host->config->get_string("trace.detail") == "summary";
+    sim::Instrumentation hinst{&registry, trace, host->track, categories, summary};
     std::vector<models::HostSystem::DeviceSlot> slots;
     for (unsigned d = 0; d < hs.devices; ++d, ++next_device) {
       models::HostSystem::DeviceSlot slot;
       slot.name = "dev" + std::to_string(next_device);
       slot.index = next_device;
-      slot.inst = sim::Instrumentation{&registry, trace, tracing ? trace->process_track(slot.name) : 0, categories};
+      slot.inst =
+          sim::Instrumentation{&registry, trace, tracing ? trace->process_track(slot.name) : 0, categories, summary};
       device_tracks_.push_back(slot.inst.process_track);
       slots.push_back(slot);
     }

@@ -125,5 +125,41 @@ class ReportCli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
 
 
+class TraceDetail(unittest.TestCase):
+    def test_summary_trace_leaves_out_transfers_and_bins_counters(self):
+        with tempfile.TemporaryDirectory() as d:
+            sizes = {}
+            for detail in ("full", "summary"):
+                t = os.path.join(d, detail + ".pftrace")
+                r = sohusim("run", "--model", "llama-3-8b", "--prompt", "64", "--gen", "4", "--trace", t,
+                            "--trace-detail", detail)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(t, "rb") as f:
+                    data = f.read()
+                sizes[detail] = len(data)
+                # Track names are plain strings in the protobuf: per-transfer PCIe tracks only in full.
+                self.assertEqual(b" transfers" in data, detail == "full", detail)
+                self.assertIn(b"command processor", data)
+            self.assertLess(sizes["summary"], sizes["full"] / 2, sizes)
+        r = sohusim("run", *SMALL, "--trace-detail", "some")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--trace-detail", r.stderr)
+
+    def test_sampled_statistics_become_counter_tracks(self):
+        with tempfile.TemporaryDirectory() as d:
+            t = os.path.join(d, "s.pftrace")
+            r = sohusim("run", *SMALL, "--trace", t, "--sample", "dev0.hbm.port.bytes_*", "--sample",
+                        "dev0.cp.queue_depth", "--sample-interval", "2000")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(t, "rb") as f:
+                data = f.read()
+            for name in (b"dev0.hbm.port.bytes_read (B/s)", b"dev0.hbm.port.bytes_written (B/s)",
+                         b"dev0.cp.queue_depth (commands)"):
+                self.assertIn(name, data)
+        r = sohusim("run", *SMALL, "--sample", "dev0.*")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--trace", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

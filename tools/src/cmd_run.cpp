@@ -34,8 +34,10 @@ struct RunOptions {
   unsigned batch = 1, prompt = 128, gen = 16, tp = 0;
   std::string dtype = "fp8";
   std::string fidelity, mode;
-  std::string trace, stats, profile, report;
+  std::string trace, trace_detail, stats, profile, report;
   std::uint64_t profile_interval_ns = 10'000;
+  std::vector<std::string> samples;
+  std::uint64_t sample_interval_ns = 10'000;
   bool json = false, upload = false, decode_only = false;
   std::uint64_t seed = 1;
   std::vector<std::string> sets;
@@ -109,10 +111,14 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   so.system = o.system;
   so.config_dirs = dirs;
   so.overrides = o.sets;
+  if (!o.trace_detail.empty()) so.overrides.push_back("trace.detail=" + o.trace_detail);
   so.fidelity = o.fidelity;
   so.mode = o.mode;
   so.trace_file = o.trace;
   const bool profiling = !o.profile.empty() || !o.report.empty();
+  so.sample_patterns = o.samples;
+  so.sample_interval_ns = o.sample_interval_ns;
+  if (!o.samples.empty() && o.trace.empty()) throw UsageError("--sample: the samples go into the trace; give --trace FILE");
   if (profiling) so.profile_interval_ns = o.profile_interval_ns;
   std::unique_ptr<platform::Simulator> sim;
   try {
@@ -342,7 +348,16 @@ void add_run_command(CLI::App& root, const GlobalOptions& global, Action& action
       ->check(CLI::IsMember({"fast", "detailed"}));
   cmd->add_option("--mode", o->mode, "timing | functional")->check(CLI::IsMember({"timing", "functional"}));
   cmd->add_option("--trace", o->trace, "trace file (.pftrace: Perfetto protobuf; .json: Chrome JSON)");
+  cmd->add_option("--trace-detail", o->trace_detail,
+                  "full: every event; summary: counters binned at 100 us, no per-transfer PCIe slices "
+                  "(for long runs; trace.detail)")
+      ->check(CLI::IsMember({"full", "summary"}));
   cmd->add_option("--stats", o->stats, "statistics file (.json or .csv)");
+  cmd->add_option("--sample", o->samples,
+                  "statistics (glob, repeatable) sampled into trace counter tracks while the run goes on");
+  cmd->add_option("--sample-interval", o->sample_interval_ns, "interval of --sample, ns")
+      ->capture_default_str()
+      ->check(CLI::Range(100ULL, 1'000'000'000ULL));
   cmd->add_option("--profile", o->profile, "write the run's profile (JSON; the input of `sohusim report`)");
   cmd->add_option("--report", o->report, "write the profiler's HTML report of the run");
   cmd->add_option("--profile-interval", o->profile_interval_ns,

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "sohusim/counters/registry.hpp"
+#include "sohusim/counters/sampler.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
 #include "sohusim/driver/device_access.hpp"
 #include "sohusim/driver/runtime.hpp"
@@ -45,6 +46,11 @@ struct SimulatorOptions {
   /// > 0: sample the counters the profiler needs every this many ns of simulated time while
   /// host programs run (ProfileSampler; the interval doubles as samples accumulate).
   std::uint64_t profile_interval_ns = 0;
+  /// Registry sampling into trace counter tracks (under a "stats" process): every stat
+  /// matching one of the globs, every `sample_interval_ns` of simulated time while host
+  /// programs run; counters as rates per second, the rest as values. Empty: none.
+  std::vector<std::string> sample_patterns;
+  std::uint64_t sample_interval_ns = 10'000;
 };
 
 class SimulationError : public std::runtime_error {
@@ -104,6 +110,8 @@ class Simulator {
   std::unique_ptr<counters::TraceRecorder> trace_;
   std::unique_ptr<System> system_;
   std::unique_ptr<ProfileSampler> sampler_;
+  std::unique_ptr<counters::Sampler> stats_sampler_;
+  std::uint64_t stats_interval_ns_ = 0, stats_last_ns_ = 0;
   std::unique_ptr<State> state_;  // the runtimes: destroyed first, they use the system
   double wall_seconds_ = 0;
   unsigned runs_ = 0;

@@ -29,6 +29,10 @@ struct Instrumentation {
   // A module names its category ("hbm", "pcie", "generator", "stats") and asks
   // tracing(category) once, at construction, so a filtered-out module costs nothing.
   std::vector<std::string> trace_categories{"all"};
+  // `trace.detail` == "summary": modules bin their counter tracks at kSummaryBinPs at least
+  // and leave out per-transfer slices (a long run's trace stays small enough to open).
+  bool trace_summary = false;
+  static constexpr std::uint64_t kSummaryBinPs = 100'000'000;  // 100 us
 
   counters::Scope scope(std::string prefix) const { return counters::Scope(*registry, std::move(prefix)); }
   bool tracing() const { return trace != nullptr && trace->enabled(); }
