@@ -290,6 +290,7 @@ void detect(const RunProfile& p, const AnalysisOptions& o, Analysis& a) {
   std::map<std::pair<double, double>, std::vector<const Window*>> by_time;
   for (const Window& w : p.windows) by_time[{w.start_ns, w.end_ns}].push_back(&w);
   auto busy = [&](const Window& w) {
+    if (w.busy >= 0) return w.busy;
     double s = 0;
     for (Resource r : {Resource::Compute, Resource::Hbm}) {
       const Unit* u = p.unit(w.place, r);
@@ -312,9 +313,11 @@ void detect(const RunProfile& p, const AnalysisOptions& o, Analysis& a) {
       x.start_ns = w->start_ns;
       x.end_ns = w->end_ns;
       x.cost_ns = w->end_ns - w->start_ns;
-      x.numbers = {{"sol", busy(*w)}, {"other_sol", busy(*busiest)}};
-      x.message = w->place + " is idle (" + pct(busy(*w)) + " of compute/HBM peak) from " + ns_text(w->start_ns) +
-                  " to " + ns_text(w->end_ns) + " while " + busiest->place + " works at " + pct(busy(*busiest));
+      const bool by_commands = w->busy >= 0 && busiest->busy >= 0;
+      x.numbers = {{"busy", busy(*w)}, {"other_busy", busy(*busiest)}};
+      const char* measure = by_commands ? " of the time with a command in flight" : " of compute/HBM peak";
+      x.message = w->place + " is idle (" + pct(busy(*w)) + measure + ") from " + ns_text(w->start_ns) + " to " +
+                  ns_text(w->end_ns) + " while " + busiest->place + " works (" + pct(busy(*busiest)) + ")";
       f.add(std::move(x));
     }
   }

@@ -171,6 +171,7 @@ void write_profile(std::ostream& os, const RunProfile& p) {
     windows.push_back({{"place", w.place},
                        {"start_ns", w.start_ns},
                        {"end_ns", w.end_ns},
+                       {"busy", w.busy},
                        {"rate", per_resource_json(w.rate)},
                        {"stalls",
                         {{"busy_useful", s.busy_useful},
@@ -297,6 +298,7 @@ RunProfile read_profile(std::istream& is, const std::string& source) {
     w.place = rd.text(o, at, "place");
     w.start_ns = rd.number(o, at, "start_ns");
     w.end_ns = rd.number(o, at, "end_ns");
+    w.busy = rd.number(o, at, "busy", false, -1);
     rd.per_resource(o, at, "rate", w.rate);
     if (o.contains("stalls")) {
       const json& s = o["stalls"];

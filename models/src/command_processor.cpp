@@ -38,7 +38,23 @@ CommandProcessor::CommandProcessor(const DeviceParams& params, MemoryPort& host,
       submit_to_start_(s.distribution("submit_to_start", "ns", "doorbell to command start",
                                       counters::DistributionSpec::log(10, 1e10, 80))),
       start_to_complete_(s.distribution("start_to_complete", "ns", "command start to completion entry written",
-                                        counters::DistributionSpec::log(10, 1e10, 80))) {}
+                                        counters::DistributionSpec::log(10, 1e10, 80))) {
+  // Read at any moment (a sampler's tick), it includes the stretch still going on, so a
+  // long command counts as it runs instead of in one lump when it ends.
+  s.registry().formula(s.prefix() + ".busy_ns", "ns", "time with at least one command fetched and not yet completed",
+                       [this] {
+                         const std::uint64_t open = depth_ > 0 ? now_ps() - busy_since_ps_ : 0;
+                         return static_cast<double>(busy_ps_ + open) / 1000.0;
+                       });
+}
+
+void CommandProcessor::set_depth(unsigned depth) {
+  const std::uint64_t now = now_ps();
+  if (depth_ == 0 && depth > 0) busy_since_ps_ = now;
+  if (depth_ > 0 && depth == 0) busy_ps_ += now - busy_since_ps_;
+  depth_ = depth;
+  queue_depth_.set(depth_);
+}
 
 void CommandProcessor::log(Status s, std::uint16_t qid, std::uint16_t cid, std::uint64_t addr, std::string msg) {
   ErrorEntry e;
@@ -107,8 +123,7 @@ void CommandProcessor::disable() {
     }
     submitted_[q].clear();
   }
-  depth_ = 0;
-  queue_depth_.set(0);
+  set_depth(0);
   if (hooks_.ready) hooks_.ready(false);
 }
 
@@ -245,8 +260,7 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
       sq->head = ring_next(sq->head, sq->entries);
       fetched_.inc();
       ++sq->in_flight;
-      ++depth_;
-      queue_depth_.set(depth_);
+      set_depth(depth_ + 1);
       // Submit time: the doorbell that made this entry visible.
       const std::uint64_t index = ++fetched_total_[qid];
       auto& times = submitted_[qid];
@@ -272,8 +286,7 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
       }
       if (trace_ != nullptr) trace_->end(track_, sim::to_ns(sc_core::sc_time_stamp()));
       --sq->in_flight;
-      depth_ = depth_ > 0 ? depth_ - 1 : 0;
-      queue_depth_.set(depth_);
+      set_depth(depth_ > 0 ? depth_ - 1 : 0);
       if (sq->in_flight == 0) sq->drained.notify(sc_core::SC_ZERO_TIME);
       if (epoch != epoch_) return;  // reset while it ran: nothing is posted
       if (!o.ok()) {

@@ -44,6 +44,7 @@ const TraceColumn kDeviceColumns[] = {
      [](const counters::Window& w, double cycles) {
        return cycles > 0 ? 100.0 * (w.stalls.busy_useful + w.stalls.busy_padding) / cycles : 0.0;
      }},
+    {"commands in flight %", "%", [](const counters::Window& w, double) { return 100.0 * std::max(0.0, w.busy); }},
 };
 const TraceColumn kHostColumns[] = {
     {"CPU busy %", "%", [](const counters::Window& w, double) { return 100.0 * rate(w, counters::Resource::Host); }},
@@ -87,6 +88,7 @@ ProfileSampler::ProfileSampler(System& system, counters::Registry& registry, std
     append(p.columns[kStallSram], stats(registry, me + "stall_sram_cycles"));
     append(p.columns[kStallSram], stats(registry, me + "stall_store_cycles"));
     append(p.columns[kStallDep], stats(registry, me + "stall_dependency_cycles"));
+    append(p.columns[kBusy], stats(registry, p.name + ".cp.busy_ns"));
     if (trace_ != nullptr) {
       for (const TraceColumn& c : kDeviceColumns)
         p.tracks.push_back(trace_->counter_track(system.device_track(d), c.name, c.unit));
@@ -171,6 +173,7 @@ counters::Window ProfileSampler::window(std::size_t i, std::size_t pi) const {
     b.wait_dependency = delta(kStallDep);
     const double cycles = p.engines * dt_s * p.clock_hz;
     b.idle = std::max(0.0, cycles - (active + b.wait_hbm + b.wait_sram + b.wait_dependency));
+    if (!p.columns[kBusy].empty()) w.busy = std::min(1.0, delta(kBusy) / dt_ns);
   } else {
     set(Resource::Host, delta(kActive) / dt_ns);
     set(Resource::Network, delta(kLink) / dt_s);

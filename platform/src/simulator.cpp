@@ -166,17 +166,19 @@ double Simulator::run(const HostProgram& program, const std::vector<unsigned>& h
   };
   if (sampler_) {
     ProfileSampler* s = sampler_.get();
-    spawn_sampler("profile_sampler", [s] { return s->interval_ns(); }, [s](std::uint64_t t) { s->sample(t); });
+    spawn_sampler(
+        "profile_sampler", [s] { return s->interval_ns(); }, [s](std::uint64_t t) { s->sample(t); });
   }
   if (stats_sampler_) {
     counters::Sampler* s = stats_sampler_.get();
     std::uint64_t* last = &stats_last_ns_;
-    spawn_sampler("stats_sampler", [i = stats_interval_ns_] { return i; },
-                  [s, last](std::uint64_t t) {
-                    if (s->samples() > 0 && t <= *last) return;  // the Sampler refuses going back
-                    *last = t;
-                    s->sample(t);
-                  });
+    spawn_sampler(
+        "stats_sampler", [i = stats_interval_ns_] { return i; },
+        [s, last](std::uint64_t t) {
+          if (s->samples() > 0 && t <= *last) return;  // the Sampler refuses going back
+          *last = t;
+          s->sample(t);
+        });
   }
   ++runs_;
   const sc_core::sc_time limit(state_->stop_time_s, sc_core::SC_SEC);

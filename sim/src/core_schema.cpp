@@ -28,7 +28,8 @@ Schema core_schema() {
       .string("file", "", "trace file to write; empty: no trace")
       .enumeration("format", "auto", {"auto", "perfetto", "json"},
                    "perfetto: protobuf; json: Chrome trace JSON; auto: from the file extension")
-      .strings("categories", {"all"}, "kinds of module that record trace events (generator, stats, ...); \"all\" records every one")
+      .strings("categories", {"all"},
+               "kinds of module that record trace events (generator, stats, ...); \"all\" records every one")
       .enumeration("detail", "full", {"full", "summary"},
                    "full: every event; summary: for long runs (a whole 70B request), counter tracks binned at "
                    "100 us and no per-transfer PCIe slices, so the trace stays a few tens of MB");

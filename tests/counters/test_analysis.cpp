@@ -196,6 +196,18 @@ TEST(Analysis, DetectorsNameThePlaceAndTheNumbers) {
   ASSERT_EQ(a.places.size(), 3u);
   EXPECT_NEAR(a.places[0].sol[ix(Resource::Hbm)], 0.6, 1e-12);
   EXPECT_DOUBLE_EQ(a.places[0].stalls.total(), 40);
+  // With the command processors' busy time the idle test uses it, not the lumpy rates.
+  {
+    RunProfile q = p;
+    q.windows[0].busy = 0.02;  // dev0 moved bytes, yet had a command in flight 2% of the window
+    q.windows[1].busy = 0.9;
+    const Analysis b = analyze(q);
+    const Finding* idle = nullptr;
+    for (const Finding& f : b.findings) idle = f.detector == "idle_device" ? &f : idle;
+    ASSERT_NE(idle, nullptr);
+    EXPECT_EQ(idle->place, "dev0");
+    EXPECT_NE(idle->message.find("with a command in flight"), std::string::npos) << idle->message;
+  }
   // Healthy numbers raise none of them.
   p.facts["dev0"] = {{"hbm_row_hit_rate", 0.9}, {"sram_bank_conflicts", 1}, {"sram_accesses", 1000}};
   p.facts["dev1"] = {{"pcie_mps_bytes", 256}, {"pcie_d2h_avg_payload_bytes", 256}};

@@ -158,12 +158,15 @@ TEST(Profiler, SamplerWindowsTileTheRunAndConserveTheCounts) {
   EXPECT_GT(s->interval_ns(), 100u) << "the interval doubles when samples pile up";
   EXPECT_LE(s->samples(), 4097u);
   const std::vector<counters::Window> w = s->windows();
-  double hbm = 0, end = 0;
+  double hbm = 0, end = 0, busy = 0;
   for (const counters::Window& x : w) {
     if (x.place != "dev0") continue;
     EXPECT_DOUBLE_EQ(x.start_ns, end) << "windows are contiguous from time 0";
     end = x.end_ns;
     hbm += x.rate[static_cast<unsigned>(Resource::Hbm)] * (x.end_ns - x.start_ns) * 1e-9;
+    EXPECT_GE(x.busy, 0);
+    EXPECT_LE(x.busy, 1);
+    busy += x.busy * (x.end_ns - x.start_ns);
     const counters::StallBuckets& b = x.stalls;
     EXPECT_GE(b.idle, 0);
     EXPECT_GE(b.busy_padding, -1e-6);
@@ -171,4 +174,6 @@ TEST(Profiler, SamplerWindowsTileTheRunAndConserveTheCounts) {
   EXPECT_NEAR(end, sim.simulated_seconds() * 1e9, 2.0 * s->interval_ns());
   const double bytes = sim.stats().value("dev0.hbm.port.bytes_read") + sim.stats().value("dev0.hbm.port.bytes_written");
   EXPECT_NEAR(hbm, bytes, bytes * 1e-9) << "every byte lands in exactly one window";
+  EXPECT_NEAR(busy, sim.stats().value("dev0.cp.busy_ns"), 1.0) << "and every ns with a command in flight";
+  EXPECT_GT(busy, 0);
 }

@@ -464,7 +464,7 @@ TEST_F(ConfigLoaderTest, AllProblemsAreReportedTogetherInFileOrder) {
                      "frequency \"5 GHz\"; allowed: 1 ns .. 3600 s",
                 at + ":9:13: sim.clocks.engine: value \"20 GHz\" is above the maximum; allowed: 1 MHz .. 10 GHz",
                 at + ":12:3: trace.fromat: unknown key; did you mean `trace.format`?; allowed: keys of `trace`: file, "
-                     "format, categories",
+                     "format, categories, detail",
                 at + ":15:20: stats.sample_interval: value \"2 s\" is above the maximum; allowed: 0 s .. 1 s",
             }));
 }

@@ -118,7 +118,8 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   const bool profiling = !o.profile.empty() || !o.report.empty();
   so.sample_patterns = o.samples;
   so.sample_interval_ns = o.sample_interval_ns;
-  if (!o.samples.empty() && o.trace.empty()) throw UsageError("--sample: the samples go into the trace; give --trace FILE");
+  if (!o.samples.empty() && o.trace.empty())
+    throw UsageError("--sample: the samples go into the trace; give --trace FILE");
   if (profiling) so.profile_interval_ns = o.profile_interval_ns;
   std::unique_ptr<platform::Simulator> sim;
   try {

@@ -30,8 +30,10 @@
 //   sram_bank_conflicts sram_bank_conflicts / sram_accesses >= `conflict_ceiling`
 //   bubble              a gap >= `gap_ns` between dependent ops of one launch (critical path)
 //   launch_gap          a gap >= `gap_ns` between launches on the critical path
-//   idle_device         a window in which a device's compute and HBM SoL are below
-//                       `idle_floor` while another device's exceed `busy_floor`
+//   idle_device         a window in which a device had a command in flight for less than
+//                       `idle_floor` of it while another device had one for more than
+//                       `busy_floor` (Window::busy; without it, compute and HBM SoL stand in,
+//                       which read in lumps when counts land as long commands end)
 // Each finding names the place, the time span and its numbers; findings are sorted by the
 // time they cost (the gap or the window), largest first.
 #include <cstdint>

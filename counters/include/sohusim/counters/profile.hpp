@@ -21,7 +21,7 @@
 //    "ops":      [{"id", "name", "kind", "phase", "place", "layer", "launch", "start_ns",
 //                  "duration_ns", "work": {"compute": F, "hbm": B, ...}, "padded_flops",
 //                  "deps": [id...]}],
-//    "windows":  [{"place", "start_ns", "end_ns", "rate": {resource: per_s},
+//    "windows":  [{"place", "start_ns", "end_ns", "busy", "rate": {resource: per_s},
 //                  "stalls": {"busy_useful", "busy_padding", "wait_sram", "wait_hbm",
 //                             "wait_pcie", "wait_dependency", "idle"}}],
 //    "commands": [{"place", "name", "count", "mean", "p50", "p90", "p99", "max"}],
@@ -110,6 +110,7 @@ struct Window {
   double start_ns = 0, end_ns = 0;
   double rate[kResources] = {};  // achieved per second; the place's units only
   StallBuckets stalls;           // devices only
+  double busy = -1;              // devices: fraction of the window with a command in flight; < 0 unknown
 };
 
 /// Latency of one command class on one device (from its distributions), ns.

@@ -107,6 +107,8 @@ class CommandProcessor {
   std::uint64_t default_time_ps_ = 0;
   unsigned arbitration_burst_ = 1;
   unsigned depth_ = 0;
+  std::uint64_t busy_ps_ = 0, busy_since_ps_ = 0;  // `busy_ns`: closed stretches, the open one's start
+  void set_depth(unsigned depth);                  // queue_depth and busy_ns follow
   counters::Counter& fetched_;
   counters::Counter& completed_;
   counters::Counter& failed_;

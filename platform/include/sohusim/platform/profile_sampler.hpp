@@ -12,6 +12,7 @@
 //   sram     dev<d>.sram.bytes_read + bytes_written
 //   pcie_h2d host<h>.pcie.dev<i>.down.payload_bytes   pcie_d2h  ... .up.payload_bytes
 //   link     dev<d>.c2c.to*.tx.bytes
+//   busy     dev<d>.cp.busy_ns (time with a command in flight, counted as it runs)
 //   buckets  dev<d>.me*.{active_cycles, macs_useful, macs_issued, stall_hbm_cycles,
 //            stall_sram_cycles + stall_store_cycles, stall_dependency_cycles}; idle is the
 //            rest of engines x cycles of the window
@@ -19,7 +20,7 @@
 //
 // With a trace, each window also becomes counter samples under the place's process:
 // "compute TFLOP/s", "HBM GB/s", "SRAM GB/s", "PCIe h2d GB/s", "PCIe d2h GB/s", "links GB/s",
-// "matrix engines busy %" (devices), "CPU busy %" and "network GB/s" (hosts), each written
+// "matrix engines busy %", "commands in flight %" (devices), "CPU busy %" and "network GB/s" (hosts), each written
 // at the window's start when the window closes.
 #include <cstdint>
 #include <string>
@@ -61,6 +62,7 @@ class ProfileSampler {
     kStallHbm,
     kStallSram,
     kStallDep,
+    kBusy,
     kColumns
   };
   struct Place {

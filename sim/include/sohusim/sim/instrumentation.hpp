@@ -22,9 +22,9 @@
 namespace sohusim::sim {
 
 struct Instrumentation {
-  counters::Registry* registry = nullptr;      // required
-  counters::TraceRecorder* trace = nullptr;    // optional; null or disabled = no tracing
-  counters::TrackId process_track = 0;         // the trace process (host, device) modules put their tracks under
+  counters::Registry* registry = nullptr;    // required
+  counters::TraceRecorder* trace = nullptr;  // optional; null or disabled = no tracing
+  counters::TrackId process_track = 0;       // the trace process (host, device) modules put their tracks under
   // `trace.categories`: which kinds of module record events ("all" = every one).
   // A module names its category ("hbm", "pcie", "generator", "stats") and asks
   // tracing(category) once, at construction, so a filtered-out module costs nothing.
