@@ -1,6 +1,7 @@
 #include "sohusim/counters/analysis.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -123,9 +124,35 @@ void critical_path(const RunProfile& p, const AnalysisOptions& o, Analysis& a) {
   a.critical_path = path;
   a.gaps = gaps;
   a.critical_ns = p.ops[path.back()].end_ns() - p.ops[path.front()].start_ns;
+  // Steps without a breakdown (kind "step") divide like the broken-down ops of their phase:
+  // each verdict's share of those ops' span, the rest of the span (gaps between them) going
+  // to latency/launch.
+  std::map<std::string, std::pair<double, double>> phase_span;  // phase -> first start, last end
+  std::map<std::string, std::array<double, kVerdicts>> phase_ns;
+  for (const OpRecord& op : p.ops) {
+    if (op.kind == "step") continue;
+    auto it = phase_span.find(op.phase);
+    if (it == phase_span.end()) it = phase_span.emplace(op.phase, std::make_pair(op.start_ns, op.end_ns())).first;
+    it->second.first = std::min(it->second.first, op.start_ns);
+    it->second.second = std::max(it->second.second, op.end_ns());
+    phase_ns[op.phase][static_cast<unsigned>(a.ops[op.id].verdict)] += op.duration_ns;
+  }
   for (std::uint32_t id : path) {
     a.ops[id].critical = true;
-    a.verdict_ns[static_cast<unsigned>(a.ops[id].verdict)] += p.ops[id].duration_ns;
+    const OpRecord& op = p.ops[id];
+    const auto sp = phase_span.find(op.phase);
+    if (op.kind != "step" || sp == phase_span.end() || sp->second.second <= sp->second.first) {
+      a.verdict_ns[static_cast<unsigned>(a.ops[id].verdict)] += op.duration_ns;
+      continue;
+    }
+    const double width = sp->second.second - sp->second.first;
+    double given = 0;
+    for (unsigned v = 0; v < kVerdicts; ++v) {
+      const double part = op.duration_ns * std::min(1.0, phase_ns[op.phase][v] / width);
+      a.verdict_ns[v] += part;
+      given += part;
+    }
+    a.verdict_ns[static_cast<unsigned>(Verdict::Latency)] += std::max(0.0, op.duration_ns - given);
   }
   for (const Gap& g : gaps) a.verdict_ns[static_cast<unsigned>(g.verdict)] += g.end_ns - g.start_ns;
   unsigned best_v = static_cast<unsigned>(Verdict::Latency);

@@ -221,3 +221,27 @@ TEST(Analysis, InvalidProfileIsRefused) {
   add(p, "x", 0, -5);
   EXPECT_THROW(analyze(p), ProfileError);
 }
+
+TEST(Analysis, StepsWithoutABreakdownDivideLikeTheProfiledStep) {
+  RunProfile p = system();
+  // The profiled decode step: an HBM-bound op (60 us), a 40 us gap, a compute-bound op (100 us).
+  OpRecord& gemv = add(p, "gemv", 0, 60'000, {}, "dev0", 1);
+  gemv.phase = "decode";
+  gemv.work[ix(Resource::Hbm)] = 0.8 * kHbm * 60e-6;
+  OpRecord& gemm = add(p, "gemm", 100'000, 100'000, {0}, "dev0", 1);
+  gemm.phase = "decode";
+  gemm.work[ix(Resource::Compute)] = 0.8 * kCompute * 100e-6;
+  // Two later steps timed whole, 400 us each, back to back.
+  for (unsigned i = 0; i < 2; ++i) {
+    OpRecord& step = add(p, "decode.step" + std::to_string(i + 1), 200'000 + 400'000.0 * i, 400'000, {}, "dev0", i + 2);
+    step.kind = "step";
+    step.phase = "decode";
+  }
+  const Analysis a = analyze(p);
+  ASSERT_EQ(a.critical_path.size(), 4u);
+  // Steps: 800 us x (60/200 HBM, 100/200 compute, 40/200 latency) plus the profiled ops.
+  EXPECT_NEAR(a.verdict_ns[static_cast<unsigned>(Verdict::Hbm)], 60'000 + 800'000 * 0.3, 1e-6);
+  EXPECT_NEAR(a.verdict_ns[static_cast<unsigned>(Verdict::Compute)], 100'000 + 800'000 * 0.5, 1e-6);
+  EXPECT_NEAR(a.verdict_ns[static_cast<unsigned>(Verdict::Latency)], 40'000 + 800'000 * 0.2, 1e-6);
+  EXPECT_EQ(a.run_verdict, Verdict::Compute);
+}

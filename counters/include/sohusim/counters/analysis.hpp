@@ -19,7 +19,9 @@
 // a launch gap between launches. Gaps are host-bound when the host that launched was busy
 // for at least `host_busy_threshold` of the run (it could not launch sooner), else
 // latency/launch-bound. The run's verdict is the one holding most critical-path time; every
-// verdict's share is reported (they sum to 1).
+// verdict's share is reported (they sum to 1). A critical op of kind "step" (a whole step
+// with no per-op breakdown) counts as the broken-down ops of its phase divide: each verdict
+// its share of their span, the gaps between them latency/launch.
 //
 // Detectors (Finding::detector) and the facts they read (RunProfile::facts, per place):
 //   pcie_saturation     a window whose PCIe rate in a direction is >= `saturation` of peak
