@@ -166,8 +166,13 @@ void CommandExecutor::refresh_own_counters() {
   own_counters_.clear();
   by_suffix_.clear();
   const std::size_t prefix = scope_.prefix().empty() ? 0 : scope_.prefix().size() + 1;
+  // The trace unit's counters are left out: its writer streams records queued before and
+  // during a command on its own schedule, so what it wrote while a command was recorded is
+  // not that command's work (replaying it counted records the ring never received).
+  const std::string trace_unit = scope_.prefix().empty() ? "trace_unit." : scope_.prefix() + ".trace_unit.";
   for (const counters::Stat* s : r.glob(scope_.prefix() + ".**")) {
     if (s->kind() != counters::StatKind::Counter) continue;
+    if (s->name().rfind(trace_unit, 0) == 0) continue;
     auto* c = static_cast<counters::Counter*>(r.find(s->name()));
     own_counters_.push_back(c);
     by_suffix_.emplace(s->name().substr(prefix), c);
