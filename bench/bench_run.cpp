@@ -12,7 +12,7 @@
 // Profiling overhead (issue 7 budget: <= 10 % wall time over the same run untraced): with
 // SOHUSIM_BENCH_PROFILE_DIR=DIR in the environment the system writes a Perfetto trace to
 // DIR/bench.pftrace at SOHUSIM_BENCH_TRACE_DETAIL (default summary) and samples the
-// profiler's counters every SOHUSIM_BENCH_PROFILE_INTERVAL_NS (default 50000), as
+// profiler's counters every SOHUSIM_BENCH_PROFILE_INTERVAL_NS (default 200000), as
 // `sohusim run --trace T --trace-detail summary --profile P` does; compare the warm step
 // with and without it (README).
 #define SC_INCLUDE_DYNAMIC_PROCESSES
@@ -59,7 +59,7 @@ struct Fixture {
     if (!profile_dir().empty()) {
       o.trace_file = profile_dir() + "/bench.pftrace";
       o.overrides.push_back("trace.detail=" + env_or("SOHUSIM_BENCH_TRACE_DETAIL", "summary"));
-      o.profile_interval_ns = std::stoull(env_or("SOHUSIM_BENCH_PROFILE_INTERVAL_NS", "50000"));
+      o.profile_interval_ns = std::stoull(env_or("SOHUSIM_BENCH_PROFILE_INTERVAL_NS", "200000"));
     }
     sim = std::make_unique<platform::Simulator>(o);
     model = workloads::load_model("llama-3-70b", o.config_dirs);

@@ -114,7 +114,8 @@ class ReportCli(unittest.TestCase):
 
     def test_a_failed_run_still_leaves_a_profile_and_a_report(self):
         p, html = self.path("failed.profile.json"), self.path("failed.html")
-        r = sohusim("run", *SMALL, "--set", "sim.stop_time=20 us", "--profile", p, "--report", html)
+        r = sohusim("run", *SMALL, "--set", "sim.stop_time=20 us", "--profile-interval", "1000", "--profile", p,
+                    "--report", html)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertTrue(os.path.getsize(html) > 0)
         with open(p) as f:

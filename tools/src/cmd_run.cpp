@@ -35,7 +35,7 @@ struct RunOptions {
   std::string dtype = "fp8";
   std::string fidelity, mode;
   std::string trace, trace_detail, stats, profile, report;
-  std::uint64_t profile_interval_ns = 50'000;
+  std::uint64_t profile_interval_ns = 200'000;
   std::vector<std::string> samples;
   std::uint64_t sample_interval_ns = 10'000;
   bool json = false, upload = false, decode_only = false;
