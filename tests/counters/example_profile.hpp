@@ -27,27 +27,6 @@ inline double& work(OpRecord& op, Resource r) {
   return op.work[static_cast<unsigned>(r)];
 }
 
-/// Verdict of a saturated resource (the analysis.hpp rule), without needing analysis.cpp.
-inline Verdict verdict_of_resource(Resource r) {
-  switch (r) {
-    case Resource::Compute:
-    case Resource::Vector:
-      return Verdict::Compute;
-    case Resource::Hbm:
-    case Resource::Sram:
-      return Verdict::Hbm;
-    case Resource::PcieH2d:
-    case Resource::PcieD2h:
-      return Verdict::Pcie;
-    case Resource::Link:
-    case Resource::Network:
-      return Verdict::Interconnect;
-    case Resource::Host:
-      return Verdict::Host;
-  }
-  return Verdict::Latency;
-}
-
 /// The analysis of `p` the simple way: SoL per resource, top unit, verdict at 0.4, roofline,
 /// the critical path walked back from the last op (to the latest-ending dep or previous op
 /// on the place), its gaps, per-place averages and summed buckets.
@@ -67,7 +46,7 @@ inline Analysis hand_analysis(const RunProfile& p) {
       x.sol[r] = pk > 0 && op.duration_ns > 0 ? op.work[r] / (op.duration_ns * 1e-9) / pk : 0;
       if (x.sol[r] > x.top_sol) x.top_sol = x.sol[r], x.top = static_cast<Resource>(r);
     }
-    x.verdict = x.top_sol >= 0.4 ? verdict_of_resource(x.top) : Verdict::Latency;
+    x.verdict = x.top_sol >= 0.4 ? verdict_of(x.top) : Verdict::Latency;
     double flops = op.work[static_cast<unsigned>(Resource::Compute)];
     double hbm = op.work[static_cast<unsigned>(Resource::Hbm)], sram = op.work[static_cast<unsigned>(Resource::Sram)];
     double cp = peak(op.place, Resource::Compute), hp = peak(op.place, Resource::Hbm),
