@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -204,6 +205,14 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
       j["system"] = spec.name;
       j["failure"] = failure;
       write_profile_outputs(*sim, results, dtype, j, o);
+    }
+    if (sim->abandoned()) {
+      // Every output is written and closed. The suspended host threads' stacks still point at
+      // what they allocated; SystemC cannot unwind them and a leak checker cannot see into
+      // them, so the process ends here, as it would at the end of main, without destructors.
+      std::cout.flush();
+      std::cerr.flush();
+      std::_Exit(kSimulationError);
     }
     return kSimulationError;
   }

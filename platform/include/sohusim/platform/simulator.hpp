@@ -103,6 +103,9 @@ class Simulator {
   /// The profile's counter samples (nullptr unless SimulatorOptions::profile_interval_ns).
   const ProfileSampler* profile_sampler() const { return sampler_.get(); }
   double wall_seconds() const { return wall_seconds_; }
+  /// A run left host programs suspended (a failure, the time limit): their threads cannot be
+  /// unwound, so what they hold stays allocated until the process ends (see run()).
+  bool abandoned() const { return abandoned_; }
 
  private:
   struct State;
