@@ -2,8 +2,8 @@
 // A hand-built RunProfile and Analysis of a small made-up run (devices running layers of
 // gemms, attention, norms and all-reduces after a weight upload), for the report and export
 // tests and for tests/tools/report_example.cpp, which renders it for the render test. The
-// Analysis is worked out here by a few lines of arithmetic, not by analyze(): the renderers
-// are tested on their own.
+// Analysis is analyze()'s, with two findings set by hand so that the findings list always
+// has entries to render.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -25,119 +25,6 @@ struct ExampleRun {
 
 inline double& work(OpRecord& op, Resource r) {
   return op.work[static_cast<unsigned>(r)];
-}
-
-/// The analysis of `p` the simple way: SoL per resource, top unit, verdict at 0.4, roofline,
-/// the critical path walked back from the last op (to the latest-ending dep or previous op
-/// on the place), its gaps, per-place averages and summed buckets.
-inline Analysis hand_analysis(const RunProfile& p) {
-  Analysis a;
-  auto peak = [&p](const std::string& place, Resource r) {
-    for (const Unit& u : p.units) {
-      if (u.place == place && u.resource == r) return u.peak;
-    }
-    return 0.0;
-  };
-  for (const OpRecord& op : p.ops) {
-    OpAnalysis x;
-    x.op = op.id;
-    for (unsigned r = 0; r < kResources; ++r) {
-      double pk = peak(op.place, static_cast<Resource>(r));
-      x.sol[r] = pk > 0 && op.duration_ns > 0 ? op.work[r] / (op.duration_ns * 1e-9) / pk : 0;
-      if (x.sol[r] > x.top_sol) x.top_sol = x.sol[r], x.top = static_cast<Resource>(r);
-    }
-    x.verdict = x.top_sol >= 0.4 ? verdict_of(x.top) : Verdict::Latency;
-    double flops = op.work[static_cast<unsigned>(Resource::Compute)];
-    double hbm = op.work[static_cast<unsigned>(Resource::Hbm)], sram = op.work[static_cast<unsigned>(Resource::Sram)];
-    double cp = peak(op.place, Resource::Compute), hp = peak(op.place, Resource::Hbm),
-           sp = peak(op.place, Resource::Sram);
-    x.roofline.intensity_hbm = hbm > 0 ? flops / hbm : 0;
-    x.roofline.intensity_sram = sram > 0 ? flops / sram : 0;
-    x.roofline.ridge_hbm = hp > 0 ? cp / hp : 0;
-    x.roofline.ridge_sram = sp > 0 ? cp / sp : 0;
-    x.roofline.attainable = cp;
-    if (hbm > 0) x.roofline.attainable = std::min(x.roofline.attainable, x.roofline.intensity_hbm * hp);
-    if (sram > 0) x.roofline.attainable = std::min(x.roofline.attainable, x.roofline.intensity_sram * sp);
-    x.roofline.achieved = op.duration_ns > 0 ? flops / (op.duration_ns * 1e-9) : 0;
-    a.ops.push_back(x);
-  }
-  if (!p.ops.empty()) {
-    std::uint32_t cur = 0;
-    for (const OpRecord& op : p.ops) {
-      if (op.end_ns() > p.ops[cur].end_ns()) cur = op.id;
-    }
-    std::vector<std::uint32_t> path{cur};
-    while (true) {
-      const OpRecord& op = p.ops[cur];
-      std::int64_t best = -1;
-      auto consider = [&](std::uint32_t id) {
-        if (best < 0 || p.ops[id].end_ns() > p.ops[static_cast<std::size_t>(best)].end_ns()) best = id;
-      };
-      for (std::uint32_t d : op.deps) consider(d);
-      for (std::uint32_t j = cur; j-- > 0;) {
-        if (p.ops[j].place == op.place) {
-          consider(j);
-          break;
-        }
-      }
-      if (best < 0) break;
-      auto prev = static_cast<std::uint32_t>(best);
-      if (op.start_ns > p.ops[prev].end_ns()) {
-        Gap g;
-        g.before = prev;
-        g.after = cur;
-        g.start_ns = p.ops[prev].end_ns();
-        g.end_ns = op.start_ns;
-        g.launch = p.ops[prev].launch != op.launch;
-        g.verdict = g.launch ? Verdict::Host : Verdict::Latency;
-        a.gaps.push_back(g);
-        a.verdict_ns[static_cast<unsigned>(g.verdict)] += g.end_ns - g.start_ns;
-      }
-      path.push_back(prev);
-      cur = prev;
-    }
-    std::reverse(path.begin(), path.end());
-    std::reverse(a.gaps.begin(), a.gaps.end());
-    a.critical_path = path;
-    for (std::uint32_t id : path) {
-      a.ops[id].critical = true;
-      a.verdict_ns[static_cast<unsigned>(a.ops[id].verdict)] += p.ops[id].duration_ns;
-    }
-    a.critical_ns = p.ops[path.back()].end_ns() - p.ops[path.front()].start_ns;
-    unsigned best = 0;
-    for (unsigned v = 1; v < kVerdicts; ++v) {
-      if (a.verdict_ns[v] > a.verdict_ns[best]) best = v;
-    }
-    a.run_verdict = static_cast<Verdict>(best);
-  }
-  std::vector<std::string> places;
-  for (const Unit& u : p.units) {
-    if (std::find(places.begin(), places.end(), u.place) == places.end()) places.push_back(u.place);
-  }
-  double span_s = (p.end_ns - p.start_ns) * 1e-9;
-  for (const std::string& place : places) {
-    PlaceSummary s;
-    s.place = place;
-    for (const OpRecord& op : p.ops) {
-      if (op.place != place) continue;
-      for (unsigned r = 0; r < kResources; ++r) {
-        double pk = peak(place, static_cast<Resource>(r));
-        if (pk > 0 && span_s > 0) s.sol[r] += op.work[r] / span_s / pk;
-      }
-    }
-    for (const Window& w : p.windows) {
-      if (w.place != place) continue;
-      s.stalls.busy_useful += w.stalls.busy_useful;
-      s.stalls.busy_padding += w.stalls.busy_padding;
-      s.stalls.wait_sram += w.stalls.wait_sram;
-      s.stalls.wait_hbm += w.stalls.wait_hbm;
-      s.stalls.wait_pcie += w.stalls.wait_pcie;
-      s.stalls.wait_dependency += w.stalls.wait_dependency;
-      s.stalls.idle += w.stalls.idle;
-    }
-    a.places.push_back(s);
-  }
-  return a;
 }
 
 /// `devices` devices each uploading weights then running `layers` layers (layer 0 and 1
@@ -285,7 +172,7 @@ inline ExampleRun example_run(int layers = 4, int devices = 2) {
                      0.6 * (p.end_ns - p.start_ns)});
 
   Analysis& a = run.analysis;
-  a = hand_analysis(p);
+  a = analyze(p);
   Finding f1;
   f1.detector = "pcie_small_payload";
   f1.place = "dev0";

@@ -173,7 +173,7 @@ TEST(ReportHtml, ManyOpsStayBounded) {
     if (i > 0) op.deps.push_back(i - 1);
     p.ops.push_back(op);
   }
-  Analysis a = test::hand_analysis(p);
+  Analysis a = analyze(p);
   std::string html = render(p, a);
   std::string tl = html.substr(html.find("id=\"timeline\""));
   tl = tl.substr(0, tl.find("</svg>"));
@@ -273,7 +273,7 @@ TEST(ReportHtml, TopOpsGroupsByPatternWithPercentiles) {
   other.duration_ns = 500;
   p.ops.push_back(other);
   p.end_ns = t + 500;
-  Analysis a = test::hand_analysis(p);
+  Analysis a = analyze(p);
   ReportOptions o;
   o.top_ops = 5;
   std::string html = render(p, a, o);
