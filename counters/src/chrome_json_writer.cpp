@@ -1,10 +1,10 @@
 #include "sohusim/counters/chrome_json_writer.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <system_error>
-#include <unordered_set>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -202,6 +202,7 @@ class ChromeJsonWriter::Impl {
   void close() {
     if (closed_) return;
     closed_ = true;
+    write_flows();
     out_ += kFooter;
     write_out();
     file_.close();
@@ -417,32 +418,66 @@ class ChromeJsonWriter::Impl {
     end_event();
   }
 
+  // Flow points wait for close(): whether a point starts ("s"), continues ("t") or ends ("f")
+  // its flow depends on its place in time among its id's points, and complete() slices are
+  // recorded when they end, out of time order. Points on async tracks are left out: v1 flow
+  // events bind to a slice of a thread track only (the Perfetto output has them).
   void flows(const TrackSlot& t, TimeNs ts, const EventExtras& extras) {
+    if (t.info.kind == TrackKind::Async) return;
     for (const Flow& flow : extras.flows) {
-      std::string_view phase = "f";
-      if (flow.kind == FlowKind::Terminate) {
-        open_flows_.erase(flow.id);
+      flow_points_.push_back(
+          FlowPoint{flow.id, ts, flow_points_.size(), t.info.pid, t.tid, flow.kind == FlowKind::Terminate});
+    }
+  }
+
+  void write_flows() {
+    std::sort(flow_points_.begin(), flow_points_.end(), [](const FlowPoint& a, const FlowPoint& b) {
+      return a.id != b.id ? a.id < b.id : a.ts != b.ts ? a.ts < b.ts : a.seq < b.seq;
+    });
+    bool open = false;
+    for (std::size_t i = 0; i < flow_points_.size(); ++i) {
+      const FlowPoint& p = flow_points_[i];
+      if (i == 0 || flow_points_[i - 1].id != p.id) open = false;
+      std::string_view phase;
+      if (p.terminate) {
+        if (!open) continue;  // nothing to end (as trace_processor: a terminating id starts nothing)
+        phase = "f";
+        open = false;
       } else {
-        phase = open_flows_.insert(flow.id).second ? "s" : "t";
+        phase = open ? "t" : "s";
+        open = true;
       }
       begin_event(phase);
       out_ += R"(,"cat":"flow","name":"flow")";
       key("id");
-      append_number(out_, flow.id);
-      place(t);
-      timestamp("ts", ts);
+      append_number(out_, p.id);
+      key("pid");
+      append_number(out_, p.pid);
+      key("tid");
+      append_number(out_, p.tid);
+      timestamp("ts", p.ts);
       out_ += R"(,"bp":"e")";
       end_event();
+      if (out_.size() >= options_.flush_chunk) write_out();
     }
+    flow_points_.clear();
   }
+
+  struct FlowPoint {
+    std::uint64_t id;
+    TimeNs ts;
+    std::size_t seq;  // arrival order: ties keep it
+    std::uint32_t pid, tid;
+    bool terminate;
+  };
 
   TraceOutputFile file_;
   ChromeJsonWriterOptions options_;
   std::string out_;
   bool closed_ = false;
   bool first_event_ = true;
-  std::vector<TrackSlot> tracks_;                 // indexed by TrackId
-  std::unordered_set<std::uint64_t> open_flows_;  // membership only: never iterated
+  std::vector<TrackSlot> tracks_;       // indexed by TrackId
+  std::vector<FlowPoint> flow_points_;  // held until close() (JSON is the small-run format)
   std::uint64_t next_async_id_ = 1;
 };
 

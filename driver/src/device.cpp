@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "sohusim/counters/trace_recorder.hpp"
 #include "sohusim/regmap/sohu_regs.h"
 
 // A field of a register value, positioned by the generated header: GET(v, SOHU_CAP0_MQP).
@@ -416,6 +417,7 @@ void Device::reset(std::uint64_t timeout_ns) {
     q.no_irq_in_flight = 0;
     reset_ring(q);
   }
+  open_flows_.clear();  // their commands will never be reaped: the flows end unterminated
   enable(admin_entries_ == 0 ? 64 : admin_entries_, timeout_ns);
   for (auto& [qid, q] : io_) create_on_device(q);
 }
@@ -612,6 +614,7 @@ std::vector<Ticket> Device::submit(std::uint16_t qid, const std::vector<Command>
     c.to_bytes(bytes);
     run.insert(run.end(), bytes, bytes + SOHU_SQE_SIZE);
     if (has_no_irq(c)) ++q.no_irq_in_flight;
+    if (trace_ != nullptr && correlation != 0) ++open_flows_[correlation];
     q.in_flight.emplace(cid, c);
     tickets.push_back(Ticket{qid, cid});
     q.sq_tail = (q.sq_tail + 1) % q.entries;
@@ -628,6 +631,9 @@ Ticket Device::submit(std::uint16_t qid, Command cmd, std::uint64_t correlation)
 
 unsigned Device::reap(Queue& q) {
   unsigned n = 0;
+  const std::uint64_t start_ns = trace_ != nullptr ? access_.now_ns() : 0;
+  const std::size_t finished_before = finished_flows_.size();
+  std::vector<counters::Flow> flows;  // the reaped commands' correlation ids, each once
   while (n < q.entries) {
     std::uint8_t b[SOHU_CQE_SIZE];
     access_.host_read(q.cq.iova + std::uint64_t{SOHU_CQE_SIZE} * q.cq_head, b, sizeof b);
@@ -656,6 +662,7 @@ unsigned Device::reap(Queue& q) {
     if (has_no_irq(r.command) && q.no_irq_in_flight > 0) --q.no_irq_in_flight;
     q.in_flight.erase(it);
     if (c.status != SOHU_STATUS_SUCCESS) r.message = describe_failure(q, r.command, c);
+    if (trace_ != nullptr) note_reaped(r.command.correlation(), flows);
     q.done[c.cid] = std::move(r);
     q.done_order.push_back(c.cid);
   }
@@ -663,8 +670,46 @@ unsigned Device::reap(Queue& q) {
     access_.mmio_write32(bar0() + cq_doorbell(q.qid),
                          static_cast<std::uint32_t>(SOHU_PUT(SOHU_CQ_HEAD_DB_HEAD, q.cq_head)));
     trim_done(q);
+    if (trace_ != nullptr && trace_->enabled() && (!trace_summary_ || finished_flows_.size() > finished_before)) {
+      const counters::Arg args[] = {{"queue", q.qid}, {"completions", n}};
+      counters::TraceEvent e;
+      e.type = counters::EventType::Complete;
+      e.track = trace_track_;
+      e.ts = start_ns;
+      e.duration = access_.now_ns() - start_ns;
+      e.name = "reap";
+      e.extras.args = counters::ConstSpan<counters::Arg>(args, 2);
+      e.extras.flows = counters::ConstSpan<counters::Flow>(flows.data(), flows.size());
+      trace_->record(e);
+    }
   }
   return n;
+}
+
+void Device::note_reaped(std::uint64_t correlation, std::vector<counters::Flow>& flows) {
+  const auto open = open_flows_.find(correlation);
+  if (open == open_flows_.end()) return;  // 0, or submitted before set_trace
+  bool listed = false;
+  for (const counters::Flow& f : flows) listed = listed || f.id == correlation;
+  if (!listed) flows.push_back(counters::Flow{correlation});
+  if (--open->second == 0) {
+    finished_flows_.push_back(correlation);
+    open_flows_.erase(open);
+  }
+}
+
+void Device::set_trace(counters::TraceRecorder* trace, counters::TrackId track, bool summary) {
+  trace_ = trace;
+  trace_track_ = track;
+  trace_summary_ = summary;
+  open_flows_.clear();
+  finished_flows_.clear();
+}
+
+std::vector<std::uint64_t> Device::take_finished_flows() {
+  std::vector<std::uint64_t> out;
+  out.swap(finished_flows_);
+  return out;
 }
 
 void Device::trim_done(Queue& q) {

@@ -143,31 +143,64 @@ class Runtime::ApiScope {
 std::uint64_t Runtime::begin_call() {
   const std::uint64_t start = access_.now_ns();
   ++correlation_;
+  // Flows finished outside a call (a Device driven directly) are not this call's to end.
+  if (tracing()) {
+    for (auto& d : devices_) d->take_finished_flows();
+  }
   add(api_calls_, 1);
   access_.spend_ns(opt_.costs.api_call_ns);
   return start;
 }
 
+bool Runtime::tracing() const {
+  return opt_.trace != nullptr && opt_.trace->enabled() && opt_.api_track != 0;
+}
+
 void Runtime::end_call(const char* name, std::uint64_t start_ns, std::uint64_t correlation, const std::string& detail) {
   const std::uint64_t end = access_.now_ns();
   add(host_busy_ns_, end - start_ns);
-  if (opt_.trace != nullptr && opt_.trace->enabled() && opt_.api_track != 0) {
-    if (detail.empty()) {
-      opt_.trace->complete(opt_.api_track, start_ns, end - start_ns, name, {counters::Arg{"correlation", correlation}},
-                           {}, correlation);
-    } else {
-      opt_.trace->complete(opt_.api_track, start_ns, end - start_ns, name,
-                           {counters::Arg{"correlation", correlation}, counters::Arg{"program", detail}}, {},
-                           correlation);
-    }
+  if (!tracing()) return;
+  // A call that put commands on a queue starts its correlation id's flow (DESIGN.md
+  // section 6): driver submit -> device fetch, command, engines, completion, MSI-X -> reap.
+  const counters::Flow out[] = {{correlation}};
+  const counters::Arg args[] = {{"correlation", correlation}, {"program", detail}};
+  counters::TraceEvent e;
+  e.type = counters::EventType::Complete;
+  e.track = opt_.api_track;
+  e.ts = start_ns;
+  e.duration = end - start_ns;
+  e.name = name;
+  e.extras.args = counters::ConstSpan<counters::Arg>(args, detail.empty() ? 1 : 2);
+  if (submitted_by_ == correlation) e.extras.flows = counters::ConstSpan<counters::Flow>(out, 1);
+  e.extras.correlation_id = correlation;
+  opt_.trace->record(e);
+  // The flows of the commands this call reaped to the last one end where it returns.
+  std::vector<counters::Flow> done;
+  for (auto& d : devices_) {
+    for (const std::uint64_t c : d->take_finished_flows())
+      done.push_back(counters::Flow{c, counters::FlowKind::Terminate});
+  }
+  if (!done.empty()) {
+    counters::TraceEvent r;
+    r.type = counters::EventType::Instant;
+    r.track = opt_.api_track;
+    r.ts = end;
+    r.name = "return";
+    r.extras.flows = counters::ConstSpan<counters::Flow>(done.data(), done.size());
+    opt_.trace->record(r);
   }
 }
 
-void Runtime::driver_slice(const char* name, std::uint64_t start_ns, std::uint64_t correlation,
-                           std::uint64_t commands) {
+void Runtime::driver_slice(const char* name, std::uint64_t start_ns, std::uint64_t correlation, std::uint64_t commands,
+                           bool flow) {
   if (opt_.trace != nullptr && opt_.trace->enabled() && opt_.driver_track != 0) {
-    opt_.trace->complete(opt_.driver_track, start_ns, access_.now_ns() - start_ns, name,
-                         {counters::Arg{"commands", commands}}, {}, correlation);
+    if (flow && correlation != 0) {
+      opt_.trace->complete(opt_.driver_track, start_ns, access_.now_ns() - start_ns, name,
+                           {counters::Arg{"commands", commands}}, {counters::Flow{correlation}}, correlation);
+    } else {
+      opt_.trace->complete(opt_.driver_track, start_ns, access_.now_ns() - start_ns, name,
+                           {counters::Arg{"commands", commands}}, {}, correlation);
+    }
   }
 }
 
@@ -189,6 +222,7 @@ Runtime::Runtime(DeviceAccess& access, RuntimeOptions options)
     auto d = std::make_unique<Device>(access_, f.rid, opt_.costs);
     d->probe();
     d->enable();
+    if (tracing() && opt_.driver_track != 0) d->set_trace(opt_.trace, opt_.driver_track, opt_.trace_summary);
     allocators_.push_back(std::make_unique<Allocator>(d->info().hbm_bytes));
     semaphores_.emplace_back();
     devices_.push_back(std::move(d));
@@ -327,7 +361,8 @@ std::vector<Ticket> Runtime::submit(const Stream& s, const std::vector<Command>&
   std::vector<Ticket> t = devices_[s.device]->submit(s.qid, cmds, correlation);
   streams_[{s.device, s.qid}].submitted += cmds.size();
   add(commands_submitted_, cmds.size());
-  driver_slice("submit", start, correlation, cmds.size());
+  submitted_by_ = correlation;
+  driver_slice("submit", start, correlation, cmds.size(), true);
   return t;
 }
 

@@ -373,9 +373,14 @@ Outcome CommandExecutor::exec_dma(const Sqe& sqe, const Issuer& who) {
   const DmaResult r = w_.dma->copy(c.src_space, src.phys, c.dst_space, dst.phys, c.length, sqe.correlation(), who.host);
   if (w_.trace != nullptr) {
     const counters::TimeNs start = sim::to_ns(t0);
-    w_.trace->complete(w_.dma_track, start, sim::to_ns(sc_core::sc_time_stamp()) - start,
-                       std::string("dma ") + to_string(c.src_space) + "->" + to_string(c.dst_space),
-                       {counters::Arg{"bytes", c.length}}, {}, sqe.correlation());
+    const std::string name = std::string("dma ") + to_string(c.src_space) + "->" + to_string(c.dst_space);
+    const counters::TimeNs d = sim::to_ns(sc_core::sc_time_stamp()) - start;
+    if (sqe.correlation() != 0) {
+      w_.trace->complete(w_.dma_track, start, d, name, {counters::Arg{"bytes", c.length}},
+                         {counters::Flow{sqe.correlation()}}, sqe.correlation());
+    } else {
+      w_.trace->complete(w_.dma_track, start, d, name, {counters::Arg{"bytes", c.length}});
+    }
   }
   if (!r.ok()) {
     const Status s = r.failed_space == Space::Host ? Status::HostDmaError : Status::OutOfRange;

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "sohusim/models/register_map.hpp"
 #include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/sim/sim_time.hpp"
 
@@ -197,14 +198,65 @@ void CommandProcessor::coalesce_loop(std::shared_ptr<CompletionQueue> cq, std::u
   }
 }
 
+counters::NameId CommandProcessor::command_name(bool admin, std::uint8_t opcode) {
+  counters::NameId& id = names_[(admin ? 256u : 0u) + opcode];
+  if (id == 0) {
+    const CommandDesc* d = find_command(admin ? CommandQueue::Admin : CommandQueue::Io, opcode);
+    id = trace_->intern(d != nullptr ? std::string(d->name)
+                                     : std::string(admin ? "admin opcode " : "opcode ") + hex(opcode));
+  }
+  return id;
+}
+
+void CommandProcessor::trace_fetch(unsigned qid, const std::vector<std::uint8_t>& entries, std::uint64_t start_ns) {
+  std::vector<counters::Flow> flows;  // each correlation id once, in entry order
+  for (std::size_t off = 0; off + 64 <= entries.size(); off += 64) {
+    const std::uint64_t c = Sqe::from_bytes(entries.data() + off).correlation();
+    const bool continues = c == last_fetched_flow_[qid];
+    last_fetched_flow_[qid] = c;
+    if (c == 0 || (summary_ && continues)) continue;
+    bool seen = false;
+    for (const counters::Flow& f : flows) seen = seen || f.id == c;
+    if (!seen) flows.push_back(counters::Flow{c});
+  }
+  const counters::Arg args[] = {{"entries", entries.size() / 64}, {"bytes", entries.size()}};
+  counters::TraceEvent e;
+  e.type = counters::EventType::Complete;
+  e.track = track_;
+  e.ts = start_ns;
+  e.duration = sim::to_ns(sc_core::sc_time_stamp()) - start_ns;
+  e.name = "fetch";
+  e.extras.args = counters::ConstSpan<counters::Arg>(args, 2);
+  e.extras.flows = counters::ConstSpan<counters::Flow>(flows.data(), flows.size());
+  trace_->record(e);
+}
+
 void CommandProcessor::raise(CompletionQueue& cq) {
   cq.pending = 0;
   cq.timer.cancel();
   interrupts_.inc();
+  if (tracing()) {
+    std::vector<counters::Flow> flows;
+    flows.reserve(cq.pending_flows.size());
+    for (const std::uint64_t c : cq.pending_flows) flows.push_back(counters::Flow{c});
+    const counters::Arg args[] = {{"vector", cq.vector}, {"cq", cq.id}};
+    // A zero-length slice rather than an instant: at equal times the writers order complete
+    // slices by recording order, so it follows the completion write it signals.
+    counters::TraceEvent e;
+    e.type = counters::EventType::Complete;
+    e.track = track_;
+    e.ts = sim::to_ns(sc_core::sc_time_stamp());
+    e.name = "MSI-X";
+    e.extras.args = counters::ConstSpan<counters::Arg>(args, 2);
+    e.extras.flows = counters::ConstSpan<counters::Flow>(flows.data(), flows.size());
+    trace_->record(e);
+  }
+  cq.pending_flows.clear();
   if (hooks_.raise_msix) hooks_.raise_msix(cq.vector);
 }
 
-bool CommandProcessor::post(const std::shared_ptr<CompletionQueue>& cq, const Cqe& e, bool irq, std::uint64_t epoch) {
+bool CommandProcessor::post(const std::shared_ptr<CompletionQueue>& cq, const Cqe& e, bool irq, std::uint64_t epoch,
+                            std::uint64_t correlation) {
   while (ring_next(cq->tail, cq->entries) == cq->head) {  // full: wait for software to consume
     sc_core::wait(cq->space);
     if (cq->deleted || epoch != epoch_) return false;
@@ -214,7 +266,20 @@ bool CommandProcessor::post(const std::shared_ptr<CompletionQueue>& cq, const Cq
   std::uint8_t bytes[16];
   entry.to_bytes(bytes);
   const std::uint64_t addr = cq->base + static_cast<std::uint64_t>(cq->tail) * 16;
-  if (host_.access(true, addr, bytes, 16, 0) != PortStatus::Ok) {
+  const counters::TimeNs write_start = sim::to_ns(sc_core::sc_time_stamp());
+  const PortStatus written = host_.access(true, addr, bytes, 16, correlation);
+  if (tracing() && (!summary_ || (irq && cq->irq_enabled) || e.status != 0)) {
+    const counters::TimeNs d = sim::to_ns(sc_core::sc_time_stamp()) - write_start;
+    if (correlation != 0) {
+      trace_->complete(track_, write_start, d, "completion",
+                       {counters::Arg{"cid", e.cid}, counters::Arg{"status", e.status}}, {counters::Flow{correlation}},
+                       correlation);
+    } else {
+      trace_->complete(track_, write_start, d, "completion",
+                       {counters::Arg{"cid", e.cid}, counters::Arg{"status", e.status}});
+    }
+  }
+  if (written != PortStatus::Ok) {
     log(Status::HostDmaError, cq->id, e.cid, addr,
         "completion write to CQ " + std::to_string(cq->id) + " at " + hex(addr) + " failed");
     return false;
@@ -225,6 +290,8 @@ bool CommandProcessor::post(const std::shared_ptr<CompletionQueue>& cq, const Cq
   if (cq->tail == 0) cq->phase = !cq->phase;
   if (irq && cq->irq_enabled) {
     ++cq->pending;
+    if (tracing() && correlation != 0 && (cq->pending_flows.empty() || cq->pending_flows.back() != correlation))
+      cq->pending_flows.push_back(correlation);
     const unsigned threshold = cq->coalesce_count <= 1 ? 1 : cq->coalesce_count;
     if (cq->pending >= threshold) {
       raise(*cq);
@@ -247,6 +314,7 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
     buf.resize(static_cast<std::size_t>(n) * 64);
     const std::uint64_t addr = sq->base + static_cast<std::uint64_t>(sq->head) * 64;
     fetch_reads_.inc();
+    const counters::TimeNs fetch_start = sim::to_ns(sc_core::sc_time_stamp());
     if (host_.access(false, addr, buf.data(), buf.size(), 0) != PortStatus::Ok) {
       log(Status::HostDmaError, static_cast<std::uint16_t>(qid), 0, addr,
           "fetch of SQ " + std::to_string(qid) + " entries at " + hex(addr) +
@@ -255,6 +323,7 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
       return;
     }
     if (sq->deleted || epoch != epoch_) return;
+    if (tracing()) trace_fetch(qid, buf, fetch_start);
     for (std::uint32_t i = 0; i < n; ++i) {
       const Sqe sqe = Sqe::from_bytes(buf.data() + static_cast<std::size_t>(i) * 64);
       sq->head = ring_next(sq->head, sq->entries);
@@ -271,9 +340,19 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
       submit_to_start_.sample(static_cast<double>(start_ps - submitted_ps) / 1000.0);
       if (hooks_.command_event) hooks_.command_event(sqe, static_cast<std::uint16_t>(qid), true, 0);
       Outcome o;
-      if (trace_ != nullptr)
-        trace_->begin(track_, sim::to_ns(sc_core::sc_time_stamp()), qid == 0 ? "admin" : "command", {}, {},
-                      sqe.correlation());
+      if (tracing()) {
+        const std::uint64_t c = sqe.correlation();
+        const counters::NameId name = command_name(qid == 0, sqe.opcode());
+        const counters::TimeNs now = sim::to_ns(sc_core::sc_time_stamp());
+        const bool continues = c == last_command_flow_[qid] && sqe.no_completion_irq();
+        last_command_flow_[qid] = c;
+        if (c != 0 && !(summary_ && continues)) {
+          trace_->begin(track_, now, name, {counters::Arg{"cid", sqe.cid()}, counters::Arg{"queue", qid}},
+                        {counters::Flow{c}}, c);
+        } else {
+          trace_->begin(track_, now, name, {counters::Arg{"cid", sqe.cid()}, counters::Arg{"queue", qid}});
+        }
+      }
       try {
         if (qid == 0) {
           o = admin(sqe);
@@ -284,7 +363,7 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
       } catch (const std::exception& ex) {  // a model limit fails the command, not the simulation
         o = Outcome::fail(Status::InternalError, std::string("command ") + hex(sqe.opcode()) + ": " + ex.what());
       }
-      if (trace_ != nullptr) trace_->end(track_, sim::to_ns(sc_core::sc_time_stamp()));
+      if (tracing()) trace_->end(track_, sim::to_ns(sc_core::sc_time_stamp()));
       --sq->in_flight;
       set_depth(depth_ > 0 ? depth_ - 1 : 0);
       if (sq->in_flight == 0) sq->drained.notify(sc_core::SC_ZERO_TIME);
@@ -301,7 +380,7 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
       e.status = static_cast<std::uint16_t>(o.status);
       std::shared_ptr<CompletionQueue> cq = cq_[sq->cqid];
       if (!cq) return;
-      if (!post(cq, e, !sqe.no_completion_irq(), epoch)) return;
+      if (!post(cq, e, !sqe.no_completion_irq(), epoch, sqe.correlation())) return;
       completed_.inc();
       start_to_complete_.sample(static_cast<double>(now_ps() - start_ps) / 1000.0);
       if (hooks_.command_event) hooks_.command_event(sqe, static_cast<std::uint16_t>(qid), false, e.status);

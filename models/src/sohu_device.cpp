@@ -126,6 +126,7 @@ SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, 
   pf_ = std::make_unique<FunctionController>(p_, "PF", false, *host_port_, clock_, std::move(h), scope_,
                                              tracing ? inst.trace : nullptr,
                                              tracing ? inst.trace->thread_track(proc, "command processor") : 0);
+  pf_->command_processor().set_trace_summary(inst.trace_summary);
   vf_params_ = p_;
   vf_params_.max_io_queues = kVfIoQueues;
   vf_params_.msix_vectors = kVfVectors;

@@ -38,6 +38,7 @@ class Context : public HostContext {
         o.trace = &trace_;
         o.api_track = trace_.thread_track(sys_.host_track(h_), "runtime API");
         o.driver_track = trace_.thread_track(sys_.host_track(h_), "driver");
+        o.trace_summary = sys_.host_config(h_).get_string("trace.detail") == "summary";
       }
       // Correlation ids of different hosts never collide: host h uses (h + 1) << 40 onward.
       o.correlation_base = static_cast<std::uint64_t>(h_ + 1) << 40;

@@ -225,21 +225,54 @@ TEST(ChromeJsonWriter, ScenarioParsesAndMapsEveryEvent) {
   EXPECT_EQ(counters[1].at("args").at("hbm.bw (GB/s)"), 0);
   EXPECT_EQ(counters[0].at("pid"), t.dev);
 
-  // Flows: s at the first use, t later, f at termination; a reused id starts again with s.
-  std::vector<std::string> flow_phases;
+  // Flows: s at the first point in time, t later, f at termination; a reused id starts again
+  // with s. Points go in time order whatever order they were recorded in.
+  std::map<int, std::vector<std::string>> flow_phases;
+  std::map<int, std::vector<double>> flow_times;
   for (const json& ev : events) {
     const std::string ph = ev.at("ph");
     if (ph == "s" || ph == "t" || ph == "f") {
-      EXPECT_EQ(ev.at("id"), 5);
       EXPECT_EQ(ev.at("bp"), "e");
-      flow_phases.push_back(ph);
+      flow_phases[ev.at("id").get<int>()].push_back(ph);
+      flow_times[ev.at("id").get<int>()].push_back(ev.at("ts").get<double>());
     }
   }
-  EXPECT_EQ(flow_phases, (std::vector<std::string>{"s", "t", "f", "s"}));
+  ASSERT_EQ(flow_phases.size(), 1U);
+  EXPECT_EQ(flow_phases[5], (std::vector<std::string>{"s", "t", "f", "s"}));
+  EXPECT_EQ(flow_times[5], (std::vector<double>{1.234, 6.0, 9.0, 9.5}));
   const auto flow_start = with(events, "s")[0];
   EXPECT_EQ(flow_start.at("pid"), t.host);
   EXPECT_EQ(flow_start.at("tid"), t.api);
   EXPECT_DOUBLE_EQ(flow_start.at("ts").get<double>(), 1.234);
+}
+
+// Slices are recorded when they end, so a flow's points arrive out of time order: the one
+// that starts the flow in time gets "s", whatever was recorded first. A terminating id that is
+// not open ends nothing; points on async tracks are left out.
+TEST(ChromeJsonWriter, FlowPhasesFollowTimeNotRecordingOrder) {
+  const std::string path = temp_path("flow_order.json");
+  {
+    TraceRecorder rec(std::make_unique<ChromeJsonWriter>(path));
+    const TrackId host = rec.process_track("host0"), dev = rec.process_track("dev0");
+    const TrackId api = rec.thread_track(host, "api"), cp = rec.thread_track(dev, "cp");
+    const TrackId dma = rec.async_track(dev, "dma");
+    rec.complete(cp, 30000, 100, "device part", {}, {{6}}, 43);
+    rec.complete(cp, 31000, 100, "late end", {}, {{7, FlowKind::Terminate}});  // 7 never started
+    rec.complete(dma, 26000, 100, "on an async track", {}, {{6}}, 43);
+    rec.complete(api, 25000, 8000, "call", {}, {{6}}, 43);
+    rec.instant(api, 40000, "return", {}, {{6, FlowKind::Terminate}});
+  }
+  std::ifstream in(path);
+  const json doc = json::parse(in);
+  std::filesystem::remove(path);
+  std::vector<std::pair<std::string, double>> points;
+  for (const json& ev : doc.at("traceEvents")) {
+    const std::string ph = ev.at("ph");
+    if (ph != "s" && ph != "t" && ph != "f") continue;
+    EXPECT_EQ(ev.at("id"), 6);
+    points.emplace_back(ph, ev.at("ts").get<double>());
+  }
+  EXPECT_EQ(points, (std::vector<std::pair<std::string, double>>{{"s", 25.0}, {"t", 30.0}, {"f", 40.0}}));
 }
 
 TEST(ChromeJsonWriter, SameCallsGiveIdenticalFiles) {

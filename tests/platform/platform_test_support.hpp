@@ -1,10 +1,11 @@
 // What the tests of platform/ share: the shipped configs folder, Simulator options for a
-// shipped system, and a substring check for error messages.
+// shipped system, a substring check for error messages, the names of command slices.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "sohusim/models/register_map.hpp"
 #include "sohusim/platform/simulator.hpp"
 
 namespace sohusim::platform::test {
@@ -25,6 +26,13 @@ inline SimulatorOptions options(const std::string& system, const std::string& mo
 
 inline bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
+}
+
+/// A command processor slice of an I/O command: named by its opcode (GEMM, DMA_COPY, ...).
+inline bool is_io_command_name(const std::string& name) {
+  for (const models::CommandDesc& c : models::command_table())
+    if (c.queue == models::CommandQueue::Io && name == c.name) return true;
+  return false;
 }
 
 }  // namespace sohusim::platform::test

@@ -311,7 +311,7 @@ SOHUSIM_SYSTEMC_TEST(ProfilerCapture, ARequestCapturedThroughTheDriverAgreesWith
     for (const Slice& s : slices) {
       if (s.thread == "driver" && s.name == "submit" && s.correlation >= first_id && s.correlation <= last_id)
         submitted[s.correlation] += s.commands;
-      if (s.thread == "command processor" && s.name == "command" && s.correlation >= first_id &&
+      if (s.thread == "command processor" && test::is_io_command_name(s.name) && s.correlation >= first_id &&
           s.correlation <= last_id)
         device_starts[s.correlation].push_back(s.ts_us);
     }

@@ -1,7 +1,7 @@
 // The correlation id of a runtime call, followed through a whole request's trace: every
 // `launch` slice on a host's runtime API track has its id on the driver's `submit` slice, on
-// the device command processor's `command` slices (the id travels inside the 64-byte entries
-// the driver writes and the device fetches over PCIe) and on the engines' work (of simulated,
+// the device command processor's command slices (named by opcode; the id travels inside the
+// 64-byte entries the driver writes and the device fetches over PCIe) and on the engines' work (of simulated,
 // not replayed, commands); no device command or engine slice carries an id that no runtime
 // call made. The tiny model in timing mode on `test-2`
 // (two devices, tensor parallel: all-reduces across the chip-to-chip link), trace in Chrome
@@ -97,7 +97,7 @@ SOHUSIM_SYSTEMC_TEST(TraceCorrelation, EveryLaunchIsFollowedToTheDevicesCommands
       if (s.name == "launch") launches[s.correlation] = s.ts;
     } else if (s.thread == "driver" && s.name == "submit") {
       submitted.insert(s.correlation);
-    } else if (s.thread == "command processor" && s.name == "command") {
+    } else if (s.thread == "command processor" && test::is_io_command_name(s.name)) {
       ++device_commands;
       ASSERT_NE(s.correlation, 0u) << "a device command without a correlation id at " << s.ts << " us";
       commands_on[s.correlation].insert(s.pid);

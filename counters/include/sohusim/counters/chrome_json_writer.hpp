@@ -16,11 +16,14 @@
 //    id per slice, so overlaps need no lanes (lane tracks the recorder made are folded back
 //    into their async track); instants are process-scoped "i";
 //  - counters are "C" events whose args are {<track name>: value}; a unit goes into the name;
-//  - a flow is an "s" event the first time its id is seen, "t" afterwards and "f" when it is
-//    terminated, all with bp:"e", at the slice's timestamp on its pid/tid;
+//  - flows become v1 flow events written at close(), in time order per id: "s" at the first
+//    point, "t" at the next ones, "f" at a termination (bp:"e"), at the slice's timestamp on its
+//    pid/tid. Slices are recorded when they end, out of time order, so the points are held
+//    until then (32 bytes each). Points on async tracks are left out: a v1 flow event binds to
+//    a slice of a thread track only (the Perfetto output keeps them);
 //  - args go to "args"; a correlation id becomes the arg "correlation_id";
 //  - strings are escaped for any input bytes; invalid UTF-8 becomes U+FFFD.
-// The only state that grows is the set of open flow ids, which shrinks on termination.
+// The only state that grows is the list of flow points.
 #pragma once
 
 #include <cstddef>

@@ -37,10 +37,15 @@
 #include <string>
 #include <vector>
 
+#include "sohusim/counters/trace_types.hpp"
 #include "sohusim/driver/command.hpp"
 #include "sohusim/driver/device_access.hpp"
 #include "sohusim/driver/errors.hpp"
 #include "sohusim/driver/host_costs.hpp"
+
+namespace sohusim::counters {
+class TraceRecorder;
+}
 
 namespace sohusim::driver {
 
@@ -122,6 +127,16 @@ class Device {
   unsigned poll(std::uint16_t qid);
   /// Commands submitted to `qid` and not yet reaped.
   unsigned outstanding(std::uint16_t qid) const;
+
+  // ---- trace (optional) ----
+  /// Records a `reap` slice on `track` (a host's driver track) whenever completions are
+  /// reaped, with the flows of the correlation ids they complete (DESIGN.md section 6);
+  /// `summary`: only reaps that complete the last command of a correlation id (polling a long
+  /// program reaps one completion at a time). nullptr: nothing recorded (the default).
+  void set_trace(counters::TraceRecorder* trace, counters::TrackId track, bool summary = false);
+  /// Correlation ids whose every submitted command has been reaped since the last call
+  /// (traced devices only): the caller ends their flows where its call returns.
+  std::vector<std::uint64_t> take_finished_flows();
 
   // ---- registers (BAR0 offsets from sohu_regs.h) ----
   std::uint32_t read32(std::uint32_t offset);
@@ -210,6 +225,9 @@ class Device {
   std::uint16_t allocate_cid(Queue& q);
   void ring_sq_doorbell(Queue& q);
   unsigned reap(Queue& q);
+  /// Trace bookkeeping of one reaped command: its flow joins `flows`; its correlation id
+  /// is finished when it was the last command of it in flight.
+  void note_reaped(std::uint64_t correlation, std::vector<counters::Flow>& flows);
   void trim_done(Queue& q);
   /// Waits once for something to reap (an interrupt, or one poll interval); throws
   /// TimeoutError past `deadline_ns` (0: none), naming `what`.
@@ -238,6 +256,11 @@ class Device {
   std::deque<ErrLogEntry> errlog_seen_;                // popped while looking for another entry
   std::multimap<std::uint64_t, DmaBuffer> spare_dma_;  // by size: memory of deleted queues, old rings
   DmaBuffer trace_ring_;
+  counters::TraceRecorder* trace_ = nullptr;
+  counters::TrackId trace_track_ = 0;
+  bool trace_summary_ = false;
+  std::map<std::uint64_t, unsigned> open_flows_;  // correlation -> commands submitted, not reaped
+  std::vector<std::uint64_t> finished_flows_;
 };
 
 }  // namespace sohusim::driver

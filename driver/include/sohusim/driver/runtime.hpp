@@ -53,7 +53,8 @@ struct RuntimeOptions {
   std::string prefix = "host0.runtime";
   counters::TraceRecorder* trace = nullptr;  // optional: API slices (when enabled)
   counters::TrackId api_track = 0;           // the host's API thread track; 0 = no API slices
-  counters::TrackId driver_track = 0;        // "submit" / "wait" slices of the driver; 0 = none
+  counters::TrackId driver_track = 0;        // "submit" / "wait" / "reap" slices of the driver; 0 = none
+  bool trace_summary = false;                // trace.detail=summary: fewer reap slices (Device::set_trace)
   std::uint64_t correlation_base = 0;        // ids are base + 1, base + 2, ... (one range per host)
 };
 
@@ -147,7 +148,9 @@ class Runtime {
   void check_hbm_range(unsigned dev, std::uint64_t addr, std::uint64_t bytes, const char* call) const;
   std::vector<Ticket> submit(const Stream& s, const std::vector<Command>& cmds, std::uint64_t correlation);
   void wait_event(const Event& e);
-  void driver_slice(const char* name, std::uint64_t start_ns, std::uint64_t correlation, std::uint64_t commands);
+  void driver_slice(const char* name, std::uint64_t start_ns, std::uint64_t correlation, std::uint64_t commands,
+                    bool flow = false);
+  bool tracing() const;  // API slices are recorded
 
   DeviceAccess& access_;
   RuntimeOptions opt_;
@@ -156,6 +159,7 @@ class Runtime {
   std::vector<DeviceSemaphores> semaphores_;                           // per device
   std::map<std::pair<unsigned, std::uint16_t>, StreamState> streams_;  // (device, qid)
   std::uint64_t correlation_ = 0;
+  std::uint64_t submitted_by_ = 0;  // the last call that put commands on a queue (its flow starts)
   counters::Counter* api_calls_ = nullptr;
   counters::Counter* commands_submitted_ = nullptr;
   counters::Counter* bytes_h2d_ = nullptr;

@@ -9,6 +9,14 @@
 //   execute (admin: here; I/O: CommandExecutor) -> DMA-write the 16-byte completion entry
 //   (phase bit, SQ head, SQ id, command id, status) -> MSI-X on the CQ's vector, coalesced.
 //
+// Trace (the "command processor" thread track): a `fetch` slice per batch of entries, one
+// slice per command named by its opcode (GEMM, DMA_COPY, ...; admin commands by theirs), a
+// `completion` slice per completion entry written and an `MSI-X` slice per interrupt
+// raised. Each carries the flows of the correlation ids it serves (DESIGN.md section 6), so
+// that a runtime call's flow runs doorbell -> fetch -> command -> engines -> completion ->
+// interrupt before the driver reaps it. With trace.detail=summary the flow skips the
+// middle of a long program (set_trace_summary).
+//
 // Commands of one queue run in order (a queue is a stream); queues run concurrently and
 // contend for the engines, the DMA channels and the PCIe link. FENCE and the FENCE_BEFORE
 // flag are therefore satisfied by construction. Queues are not arbitrated against each other
@@ -72,6 +80,10 @@ class CommandProcessor {
   bool enabled() const { return enabled_; }
   void sq_doorbell(unsigned qid, std::uint32_t value);
   void cq_doorbell(unsigned qid, std::uint32_t value);
+  /// trace.detail=summary: a correlation id's flow steps through the first command of a run
+  /// of commands with that id and the one that asks for an interrupt (not every command),
+  /// and only completions that raise an interrupt or carry an error get a slice.
+  void set_trace_summary(bool summary) { summary_ = summary; }
   void set_default_coalescing(unsigned count, std::uint64_t time_ns) {
     default_count_ = count;
     default_time_ps_ = time_ns * 1000;
@@ -80,8 +92,13 @@ class CommandProcessor {
  private:
   void sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_t epoch);
   void coalesce_loop(std::shared_ptr<CompletionQueue> cq, std::uint64_t epoch);
-  bool post(const std::shared_ptr<CompletionQueue>& cq, const Cqe& e, bool irq, std::uint64_t epoch);
+  bool post(const std::shared_ptr<CompletionQueue>& cq, const Cqe& e, bool irq, std::uint64_t epoch,
+            std::uint64_t correlation);
   void raise(CompletionQueue& cq);
+  // Trace (only when tracing): the fetch of a batch of entries, a command's slice name.
+  bool tracing() const { return trace_ != nullptr && trace_->enabled(); }
+  void trace_fetch(unsigned qid, const std::vector<std::uint8_t>& entries, std::uint64_t start_ns);
+  counters::NameId command_name(bool admin, std::uint8_t opcode);
   Outcome admin(const Sqe& sqe);
   Outcome create_cq(const Sqe& sqe);
   Outcome create_sq(const Sqe& sqe);
@@ -96,6 +113,10 @@ class CommandProcessor {
   Hooks hooks_;
   counters::TraceRecorder* trace_;
   counters::TrackId track_;
+  std::array<counters::NameId, 512> names_{};  // [admin * 256 + opcode], interned on first use
+  bool summary_ = false;
+  // Per SQ, the correlation id of the entry fetched / command started before (summary flows).
+  std::array<std::uint64_t, kMaxQueues> last_fetched_flow_{}, last_command_flow_{};
   bool enabled_ = false;
   std::uint64_t epoch_ = 0;
   std::array<std::shared_ptr<SubmissionQueue>, kMaxQueues> sq_{};

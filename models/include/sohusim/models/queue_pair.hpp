@@ -60,9 +60,10 @@ struct CompletionQueue {
   // after the first unsignalled one, whichever comes first (0/1 and 0: every completion).
   unsigned coalesce_count = 0;
   std::uint64_t coalesce_time_ps = 0;
-  unsigned pending = 0;     // completions posted since the last interrupt
-  sc_core::sc_event space;  // head moved (room for more entries)
-  sc_core::sc_event timer;  // coalescing time threshold
+  unsigned pending = 0;                      // completions posted since the last interrupt
+  std::vector<std::uint64_t> pending_flows;  // their correlation ids (traced runs): the interrupt's flows
+  sc_core::sc_event space;                   // head moved (room for more entries)
+  sc_core::sc_event timer;                   // coalescing time threshold
 };
 
 }  // namespace sohusim::models
