@@ -85,6 +85,22 @@ struct Decoded {
     return out;
   }
 
+  /// A thread track's thread name, or the track's own name (async, counter, process tracks).
+  std::string track_name(std::uint64_t uuid) const {
+    const auto it = tracks.find(uuid);
+    if (it == tracks.end()) return "?";
+    return it->second.has_thread() ? it->second.thread().thread_name() : it->second.name();
+  }
+
+  /// The process a track belongs to (itself, or the nearest ancestor with a process).
+  std::string process_name(std::uint64_t uuid) const {
+    for (auto it = tracks.find(uuid); it != tracks.end(); it = tracks.find(it->second.parent_uuid())) {
+      if (it->second.has_process()) return it->second.process().process_name();
+      if (!it->second.has_parent_uuid()) break;
+    }
+    return "?";
+  }
+
   std::vector<const Event*> of_type(pp::TrackEvent::Type type, std::uint64_t track) const {
     std::vector<const Event*> out;
     for (const Event& e : events) {

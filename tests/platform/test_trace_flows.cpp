@@ -44,12 +44,6 @@ struct Flows {
   std::vector<Node> cp_slices;  // every slice of the command processor tracks
 };
 
-std::string track_name(const pd::Decoded& d, std::uint64_t uuid) {
-  const auto it = d.tracks.find(uuid);
-  if (it == d.tracks.end()) return "?";
-  return it->second.has_thread() ? it->second.thread().thread_name() : it->second.name();
-}
-
 Flows join(const pd::Decoded& d) {
   std::vector<const pd::Event*> order;
   for (const pd::Event& e : d.events) order.push_back(&e);
@@ -59,7 +53,7 @@ Flows join(const pd::Decoded& d) {
   for (const pd::Event* e : order) {
     const bool slice = e->type == pd::pp::TrackEvent::TYPE_SLICE_BEGIN || e->type == pd::pp::TrackEvent::TYPE_INSTANT;
     if (!slice) continue;
-    const Node n{track_name(d, e->track), e->name, e->ts, false};
+    const Node n{d.track_name(e->track), e->name, e->ts, false};
     if (n.track == "command processor") f.cp_slices.push_back(n);
     for (const std::uint64_t id : e->flows) {
       if (active.insert(id).second && !f.chains[id].empty()) ++f.steps_without_start;  // restarted

@@ -161,6 +161,29 @@ class TraceDetail(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("--trace", r.stderr)
 
+    def test_capture_aligns_the_devices_view_and_feeds_the_profile(self):
+        # --capture: the trace unit and clock sync through the driver; the commands go into the
+        # trace on the host clock ("dev0 captured (host0 clock)") and, per opcode, into the profile.
+        with tempfile.TemporaryDirectory() as d:
+            t = os.path.join(d, "c.pftrace")
+            p = os.path.join(d, "c.profile.json")
+            r = sohusim("run", *SMALL, "--capture", "--trace", t, "--profile", p, "--json")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            c = json.loads(r.stdout)["capture"]
+            self.assertEqual(c["devices"], 1)
+            self.assertGreater(c["commands"], 100)
+            self.assertEqual(c["drops"], 0)
+            self.assertLessEqual(c["max_abs_error_ns"], 100)
+            with open(t, "rb") as f:
+                self.assertIn(b"dev0 captured (host0 clock)", f.read())
+            with open(p) as f:
+                rows = {(x["place"], x["name"]) for x in json.load(f)["commands"]}
+            for op in ("GEMM", "ATTENTION", "VECTOR"):
+                self.assertIn(("dev0", op), rows)
+        text = sohusim("run", *SMALL, "--capture")
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("capture", text.stdout)
+        self.assertIn("records dropped", text.stdout)
 
 if __name__ == "__main__":
     unittest.main()

@@ -18,6 +18,7 @@
 #include "report_outputs.hpp"
 #include "sohusim/counters/analysis.hpp"
 #include "sohusim/counters/profile.hpp"
+#include "sohusim/platform/capture_session.hpp"
 #include "sohusim/platform/run_profile.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
@@ -39,7 +40,7 @@ struct RunOptions {
   std::uint64_t profile_interval_ns = 200'000;
   std::vector<std::string> samples;
   std::uint64_t sample_interval_ns = 10'000;
-  bool json = false, upload = false, decode_only = false;
+  bool json = false, upload = false, decode_only = false, capture = false;
   std::uint64_t seed = 1;
   std::vector<std::string> sets;
 };
@@ -67,8 +68,15 @@ double sum_glob(counters::Registry& r, const std::string& pattern) {
 
 // The profile of the run (and its report): the summary's scalars become the profile's.
 void write_profile_outputs(platform::Simulator& sim, const std::vector<workloads::ScenarioResult>& results,
-                           driver::DType dtype, const nlohmann::json& summary, const RunOptions& o) {
+                           driver::DType dtype, const nlohmann::json& summary, const RunOptions& o,
+                           const std::vector<platform::DeviceCapture>& captures) {
   counters::RunProfile p = platform::build_run_profile(sim, results, dtype);
+  // --capture: per-opcode latencies of every command, from the devices' own records.
+  for (const platform::DeviceCapture& c : captures) {
+    for (counters::CommandStat& row : driver::command_stats(c.commands, "dev" + std::to_string(c.device))) {
+      if (row.name != "start_to_complete") p.commands.push_back(std::move(row));  // the registry has that one
+    }
+  }
   for (const auto& [k, v] : summary.items()) {
     if (v.is_number())
       p.summary[k] = v.get<double>();
@@ -157,6 +165,7 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
 
   const bool progress = isatty(STDERR_FILENO) != 0 && !o.json;
   std::vector<workloads::ScenarioResult> results(spec.hosts.size());
+  std::vector<std::vector<platform::DeviceCapture>> captured(spec.hosts.size());
   const unsigned stages = static_cast<unsigned>(spec.hosts.size());
   std::string failure;
   double sim_seconds = 0;
@@ -182,6 +191,18 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
           if (step == steps) std::fprintf(stderr, "\n");
         };
       }
+      // --capture: the trace unit and clock sync of every device, drained and sampled between
+      // steps (what a profiler's collector does on the host; it costs the host MMIO time).
+      std::unique_ptr<platform::CaptureSession> capture;
+      if (o.capture) {
+        capture = std::make_unique<platform::CaptureSession>(host, sim->system());
+        capture->start();
+        so2.progress = [capture = capture.get(), shown = so2.progress](const std::string& phase, unsigned step,
+                                                                       unsigned steps) {
+          capture->step();
+          if (shown) shown(phase, step, steps);
+        };
+      }
       std::vector<unsigned> c2c;
       for (unsigned i = 0; i < per_host; ++i) c2c.push_back(h * per_host + i);
       workloads::PipelineStage st;
@@ -190,10 +211,17 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
       st.send = [&host](unsigned to, std::uint64_t bytes, std::uint32_t tag) { host.net_send(to, bytes, tag); };
       st.recv = [&host](unsigned from, std::uint64_t bytes, std::uint32_t tag) { host.net_recv(from, bytes, tag); };
       results[h] = workloads::run_scenario(host.runtime(), model, so2, c2c, st);
+      if (capture) {
+        capture->stop();
+        captured[h] = capture->devices();
+      }
     });
   } catch (const platform::SimulationError& e) {
     failure = e.what();
   }
+  std::vector<platform::DeviceCapture> captures;
+  for (auto& c : captured) captures.insert(captures.end(), c.begin(), c.end());
+  const platform::AlignedViewStats aligned = platform::draw_aligned_view(*sim, captures);
   if (!o.stats.empty()) sim->write_stats(o.stats);
   sim->close_trace();
   if (!failure.empty()) {
@@ -204,7 +232,7 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
       j["model"] = model.name;
       j["system"] = spec.name;
       j["failure"] = failure;
-      write_profile_outputs(*sim, results, dtype, j, o);
+      write_profile_outputs(*sim, results, dtype, j, o, captures);
     }
     if (sim->abandoned()) {
       // Every output is written and closed. The suspended host threads' stacks still point at
@@ -290,7 +318,23 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
       j[std::string(label) + "_ms_per_layer"] = layers;
     }
     if (functional) j["tokens"] = r.tokens;
-    if (profiling) write_profile_outputs(*sim, results, dtype, j, o);
+    if (o.capture) {
+      nlohmann::json c;
+      std::uint64_t drops = 0;
+      nlohmann::json drift = nlohmann::json::object();
+      for (const platform::DeviceCapture& d : captures) {
+        drops += d.drops;
+        drift["dev" + std::to_string(d.device)] = d.fit.drift_ppm();
+      }
+      c["devices"] = captures.size();
+      c["commands"] = aligned.commands;
+      c["drops"] = drops;
+      c["max_abs_error_ns"] = aligned.max_abs_error_ns;
+      c["mean_abs_error_ns"] = aligned.mean_abs_error_ns;
+      c["fitted_drift_ppm"] = drift;
+      j["capture"] = c;
+    }
+    if (profiling) write_profile_outputs(*sim, results, dtype, j, o, captures);
     if (o.json) {
       std::cout << j.dump(2) << "\n";
       return kOk;
@@ -331,6 +375,15 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
       for (std::size_t i = 0; i < r.tokens[b].size(); ++i) s << (i ? " " : "") << r.tokens[b][i];
     }
     s << "\n";
+  }
+  if (o.capture) {
+    std::uint64_t drops = 0;
+    for (const platform::DeviceCapture& d : captures) drops += d.drops;
+    s.precision(1);
+    s << "  capture      " << aligned.commands << " commands from " << captures.size()
+      << " device(s), on the host clock within " << aligned.max_abs_error_ns << " ns (mean "
+      << aligned.mean_abs_error_ns << "), " << drops << " records dropped\n";
+    s.precision(3);
   }
   s << "  wall         " << sim->wall_seconds() << " s\n";
   std::cout << s.str();
@@ -374,6 +427,9 @@ void add_run_command(CLI::App& root, const GlobalOptions& global, Action& action
                   "counter sampling interval of the profile, ns (doubles as the run grows)")
       ->capture_default_str()
       ->check(CLI::Range(100ULL, 1'000'000'000ULL));
+  cmd->add_flag("--capture", o->capture,
+                "capture each device's trace unit and clock through the driver; its commands, aligned to the "
+                "host clock, go into the trace (`devN captured`) and their per-opcode latencies into the profile");
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->add_flag("--upload-weights", o->upload, "simulate the weight upload over PCIe and report it");
   cmd->add_flag("--decode-only", o->decode_only,

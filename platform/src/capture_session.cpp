@@ -1,0 +1,130 @@
+#include "sohusim/platform/capture_session.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "sohusim/counters/trace_recorder.hpp"
+#include "sohusim/driver/clock_sampler.hpp"
+#include "sohusim/driver/errors.hpp"
+#include "sohusim/driver/runtime.hpp"
+#include "sohusim/platform/system.hpp"
+
+namespace sohusim::platform {
+
+struct CaptureSession::PerDevice {
+  PerDevice(driver::Device& d, unsigned global, const CaptureOptions& o)
+      : device(global),
+        trace(d, driver::TraceCaptureOptions{o.ring_bytes, SOHU_TRC_MASK_CMD_MASK}),
+        clock(d, counters::ClockSync::Options{o.clock_burst, 1}) {}
+  unsigned device;
+  driver::TraceCapture trace;
+  driver::DeviceClockSampler clock;
+  std::vector<driver::CapturedRecord> records;
+};
+
+CaptureSession::CaptureSession(HostContext& host, const System& system, const CaptureOptions& options)
+    : host_(host), opt_(options) {
+  if (opt_.clock_burst == 0) throw std::invalid_argument("capture: clock_burst must be at least 1");
+  const unsigned h = host.host_index();
+  unsigned base = 0;
+  for (unsigned i = 0; i < h; ++i) base += system.spec().hosts.at(i).devices;
+  driver::Runtime& rt = host.runtime();
+  for (unsigned i = 0; i < rt.device_count(); ++i) {
+    driver::Device& d = rt.device(i);
+    if (d.info().virtual_function) continue;  // the trace unit and TIMESTAMP page are the PF's
+    devs_.push_back(std::make_unique<PerDevice>(d, base + i, opt_));
+  }
+}
+
+CaptureSession::~CaptureSession() = default;
+
+void CaptureSession::start() {
+  if (running_ || stopped_) return;
+  for (auto& d : devs_) d->trace.start();
+  for (auto& d : devs_) d->clock.sample();
+  running_ = true;
+}
+
+void CaptureSession::step() {
+  if (!running_) return;
+  for (auto& d : devs_) {
+    d->trace.drain();
+    d->clock.sample();
+  }
+}
+
+void CaptureSession::stop() {
+  if (!running_ || stopped_) return;
+  running_ = false;
+  stopped_ = true;
+  for (auto& d : devs_) d->trace.stop();
+  for (auto& d : devs_) d->clock.sample();
+  const unsigned h = host_.host_index();
+  for (auto& d : devs_) {
+    DeviceCapture c;
+    c.device = d->device;
+    c.host = h;
+    const std::vector<driver::CapturedRecord> records = d->trace.take();
+    c.records = records.size();
+    c.drops = d->trace.drops();
+    c.clock_samples = d->clock.samples().size();
+    driver::PairedCommands paired = driver::pair_commands(records);
+    c.unmatched_starts = paired.unmatched_starts;
+    c.unmatched_ends = paired.unmatched_ends;
+    c.fit = d->clock.sync().fit();
+    driver::align_commands(paired.commands, c.fit);
+    c.commands = std::move(paired.commands);
+    result_.push_back(std::move(c));
+  }
+}
+
+AlignedViewStats draw_aligned_view(Simulator& sim, const std::vector<DeviceCapture>& captures) {
+  AlignedViewStats st;
+  System& sys = sim.system();
+  counters::TraceRecorder& trace = sim.trace();
+  const bool tracing = trace.enabled();
+  double sum_abs = 0;
+  for (const DeviceCapture& c : captures) {
+    const models::TimestampParams& dc = sys.device(c.device).timestamp().params();
+    const models::HostClock& hc = sys.access(c.host).clock();
+    // Ground truth: a stamp d was taken at simulated time (d - offset) / (1 + drift), within
+    // the 1 ns the counter truncates.
+    const auto true_ns = [&dc](std::uint64_t d) {
+      return (static_cast<long double>(d) - dc.offset_ns) / (1.0L + static_cast<long double>(dc.drift_ppm) * 1e-6L);
+    };
+    const auto axis_ns = [&hc](std::int64_t host_ns) {
+      return hc.sim_ps_at(static_cast<long double>(host_ns)) / 1000.0L;
+    };
+    counters::TrackId track = 0;
+    if (tracing) {
+      const std::string host_name = sys.spec().hosts.at(c.host).name;
+      const counters::TrackId proc =
+          trace.process_track("dev" + std::to_string(c.device) + " captured (" + host_name + " clock)");
+      track = trace.async_track(proc, "commands");  // queues run concurrently: slices may overlap
+    }
+    for (const driver::CommandRecord& r : c.commands) {
+      if (!r.aligned) continue;
+      const long double start = axis_ns(r.host_start_ns), end = axis_ns(r.host_end_ns);
+      const long double error = start - true_ns(r.device_start_ns);
+      const double abs_error = std::fabs(static_cast<double>(error));
+      st.max_abs_error_ns = std::max(st.max_abs_error_ns, abs_error);
+      sum_abs += abs_error;
+      ++st.commands;
+      if (!tracing) continue;
+      const auto ts = static_cast<counters::TimeNs>(std::max(0.0L, std::llround(start) + 0.0L));
+      const auto end_ts =
+          static_cast<counters::TimeNs>(std::max(static_cast<long double>(ts), std::llround(end) + 0.0L));
+      trace.complete(
+          track, ts, end_ts - ts, driver::opcode_name(static_cast<std::uint8_t>(r.opcode), r.queue == 0),
+          {counters::Arg{"device_start_ns", r.device_start_ns}, counters::Arg{"host_start_ns", r.host_start_ns},
+           counters::Arg{"error_ns", static_cast<double>(error)}, counters::Arg{"queue", r.queue},
+           counters::Arg{"cid", r.command}},
+          {}, r.correlation);
+    }
+  }
+  st.mean_abs_error_ns = st.commands > 0 ? sum_abs / static_cast<double>(st.commands) : 0;
+  return st;
+}
+
+}  // namespace sohusim::platform
