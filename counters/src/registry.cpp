@@ -48,7 +48,7 @@ T& Registry::add(std::string_view name, A&&... args) {
       counters_used_ = 0;
     }
     stat = new (&counters_.back()[counters_used_])
-        Counter(&counts_.back()[counters_used_], std::string(name), std::forward<A>(args)...);
+        Counter(&counts_.back()[counters_used_], &deferred_, std::string(name), std::forward<A>(args)...);
     ++counters_used_;
   } else {
     owned_.push_back(std::make_unique<T>(std::string(name), std::forward<A>(args)...));

@@ -199,9 +199,9 @@ const CommandExecutor::Replay* CommandExecutor::find_replay(const std::vector<st
   for (const auto& [suffix, n] : rec->increments) {
     const auto c = by_suffix_.find(suffix);
     if (c == by_suffix_.end()) return nullptr;  // not this shape of device
-    r.increments.emplace_back(c->second->slot(), n);
+    r.increments->adds.emplace_back(c->second->slot(), n);
   }
-  std::sort(r.increments.begin(), r.increments.end());  // ascending slots: a sequential walk
+  std::sort(r.increments->adds.begin(), r.increments->adds.end());  // ascending slots: a sequential walk
   return &replays_.emplace(key, std::move(r)).first->second;
 }
 
@@ -227,7 +227,7 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
       if (replay == nullptr) return dispatch(sqe, qid);  // no clean record: simulate (late)
       const std::uint64_t now = sc_core::sc_time_stamp().value();
       if (t0 + replay->duration_ps > now) wait_ps(t0 + replay->duration_ps - now);
-      replay->apply();
+      apply(*replay);
       replayed_.inc();
       return o;
     }
@@ -237,7 +237,7 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
     Outcome o = dispatch(sqe, qid, true);
     if (!o.ok()) return o;
     wait_ps(replay->duration_ps);
-    replay->apply();
+    apply(*replay);
     replayed_.inc();
     return o;
   }
@@ -265,11 +265,11 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
       const auto b = base.find(c);
       const std::uint64_t was = b == base.end() ? 0 : b->second;
       if (v > was && c != &commands_) {
-        r.increments.emplace_back(c->slot(), v - was);
+        r.increments->adds.emplace_back(c->slot(), v - was);
         shared->increments.emplace_back(c->name().substr(prefix), v - was);
       }
     }
-    std::sort(r.increments.begin(), r.increments.end());
+    std::sort(r.increments->adds.begin(), r.increments->adds.end());
     replays_.emplace(key, std::move(r));
   }
   if (recording) shared_->end(key, recording, std::move(shared));

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -158,4 +159,31 @@ TEST(Registry, ScopePrefixesNamesAndFormulaPlaceholders) {
   me.formula("utilization", "1", "active share", "{}.active_cycles / {}.cycles");
   EXPECT_NE(reg.find("dev0.me3.active_cycles"), nullptr);
   EXPECT_DOUBLE_EQ(reg.value("dev0.me3.utilization"), 0.75);
+}
+
+// Increments owed to the registry (deferred_adds.hpp) are settled before any read: count(),
+// value(), a formula over the counter, a snapshot, a reset. A batch outlives its owner.
+TEST(Registry, OwedIncrementsAreSettledBeforeAnyRead) {
+  Registry reg;
+  Counter& a = reg.counter("dev0.a", "1", "x");
+  Counter& b = reg.counter("dev0.b", "1", "x");
+  Formula& sum = reg.formula("dev0.sum", "1", "a + b", "dev0.a + dev0.b");
+  auto batch = std::make_shared<AddBatch>();
+  batch->adds = {{a.slot(), 3}, {b.slot(), 5}};
+  reg.deferred().owe(batch);
+  reg.deferred().owe(batch);
+  EXPECT_TRUE(reg.deferred().dirty());
+  EXPECT_EQ(a.count(), 6U);  // settled here: both owed adds, x2
+  EXPECT_FALSE(reg.deferred().dirty());
+  EXPECT_EQ(b.count(), 10U);
+  reg.deferred().owe(batch);
+  a.inc(1);                                                         // direct adds and owed ones commute
+  EXPECT_DOUBLE_EQ(sum.value(), (6.0 + 3.0 + 1.0) + (10.0 + 5.0));  // a 10, b 15
+  reg.deferred().owe(batch);
+  EXPECT_DOUBLE_EQ(reg.snapshot().values.at("dev0.b"), 20.0);
+  reg.deferred().owe(batch);
+  batch.reset();  // the owner is gone; the registry still holds what it is owed
+  b.reset();      // settles first, then zeroes: nothing owed comes back later
+  EXPECT_EQ(b.count(), 0U);
+  EXPECT_EQ(a.count(), 6U + 1U + 3U + 3U + 3U);
 }

@@ -62,6 +62,10 @@ class Registry {
   // Changes whenever a stat is added; formulas use it to re-resolve their names.
   std::uint64_t generation() const { return generation_; }
 
+  // Increments owed to this registry's counters (deferred_adds.hpp), settled before any of
+  // them is read.
+  DeferredAdds& deferred() { return deferred_; }
+
   // Every stat back to zero (formulas recompute, gauges keep their level); or
   // just those matching a glob.
   void reset();
@@ -94,6 +98,7 @@ class Registry {
   std::size_t counters_used_ = 0;                         // in the last chunk
   std::vector<std::unique_ptr<Stat>> owned_;              // the other kinds
   std::uint64_t generation_ = 0;
+  DeferredAdds deferred_;
 };
 
 // Scope: a registry seen through a name prefix, so a model registers

@@ -149,12 +149,11 @@ class CommandExecutor {
   // Replay (see the header comment).
   struct Replay {
     std::uint64_t duration_ps = 0;
-    // The counts to add (Counter::slot(): dense, in registration order) and how much.
-    std::vector<std::pair<std::uint64_t*, std::uint64_t>> increments;
-    void apply() const {
-      for (const auto& [slot, n] : increments) *slot += n;
-    }
+    // The counts to add (Counter::slot(): dense, in registration order) and how much, owed
+    // to the registry at each replay and added when a counter is next read.
+    std::shared_ptr<counters::AddBatch> increments = std::make_shared<counters::AddBatch>();
   };
+  void apply(const Replay& r) { scope_.registry().deferred().owe(r.increments); }
   // This device's record of `key` (resolving a shared record onto its counters), or nullptr.
   const Replay* find_replay(const std::vector<std::uint32_t>& key);
   static bool replayable(const Sqe& sqe);
