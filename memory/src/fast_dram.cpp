@@ -164,6 +164,11 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
                 spec_.peak_bytes_per_second_per_pc() * org.pcs_per_stack(), "this stack");
   }
   add_derived(scope, dotted(scope) + "s*.ch*.pc*.", cycles_name, tck_s, spec_.peak_bytes_per_second(), "all stacks");
+  deferred_ = &scope.registry().deferred();
+  for (auto& pc : pcs_) {
+    counters::Counter& ref = params_.controller.refresh == RefreshMode::AllBank ? pc->stats.refab : pc->stats.refpb;
+    refresh_adds_->adds.emplace_back(ref.slot(), 1);
+  }
 
   // The mapping's structure, for the bulk shortcut (see the header): [column pieces]
   // [every pseudo-channel digit] [bank digits] [column pieces] [the rest].
@@ -633,9 +638,7 @@ void FastDram::count_refreshes(Cycle cycle) {
   const Cycle before = refreshes_counted_ / refresh_step_;
   const Cycle after = cycle / refresh_step_;
   if (after == before) return;
-  for (auto& pc : pcs_) {
-    (params_.controller.refresh == RefreshMode::AllBank ? pc->stats.refab : pc->stats.refpb).inc(after - before);
-  }
+  deferred_->owe(refresh_adds_, after - before);  // every pseudo-channel's count, when next read
   refreshes_counted_ = cycle;
 }
 

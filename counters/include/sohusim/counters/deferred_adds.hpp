@@ -2,7 +2,8 @@
 // DeferredAdds: counter increments that are owed rather than done, settled the moment anyone
 // reads a counter. A replayed device command adds the same increments to hundreds of counters
 // (every pseudo-channel's bytes and commands, every engine's cycles) each time it repeats;
-// adding them is most of what a replay costs. Instead it owes its AddBatch once more (O(1)),
+// adding them is most of what a replay costs (and a refresh interval adds one REF to every
+// pseudo-channel). Instead it owes its AddBatch once more (O(1)),
 // and the registry's DeferredAdds settles every owed batch, each slot += amount x times owed,
 // before any counter is read (Counter::count, value, reset call settle() when something is
 // owed). A reader therefore sees exactly what it would have seen had every add been done
@@ -25,9 +26,11 @@ struct AddBatch {
 
 class DeferredAdds {
  public:
-  /// The batch's adds are owed once more.
-  void owe(const std::shared_ptr<AddBatch>& batch) {
-    if (batch->owed++ == 0) owing_.push_back(batch);
+  /// The batch's adds are owed `times` more times.
+  void owe(const std::shared_ptr<AddBatch>& batch, std::uint64_t times = 1) {
+    if (times == 0) return;
+    if (batch->owed == 0) owing_.push_back(batch);
+    batch->owed += times;
     dirty_ = true;
   }
   bool dirty() const { return dirty_; }

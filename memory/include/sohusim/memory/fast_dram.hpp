@@ -60,6 +60,7 @@
 #include <string>
 #include <vector>
 
+#include "sohusim/counters/deferred_adds.hpp"
 #include "sohusim/memory/address_mapping.hpp"
 #include "sohusim/memory/dram_controller.hpp"
 #include "sohusim/memory/dram_spec.hpp"
@@ -210,6 +211,9 @@ class FastDram final : public MemoryBackend {
   Cycle perbank_blackout_ = 0;  // cycles a REFpb blocks its bank
   Cycle faw_ = 24;              // calibrated four-activate window
   Cycle refreshes_counted_ = 0;
+  // One REFab (or REFpb) per pseudo-channel per refresh interval, owed to the registry.
+  std::shared_ptr<counters::AddBatch> refresh_adds_ = std::make_shared<counters::AddBatch>();
+  counters::DeferredAdds* deferred_ = nullptr;
   std::vector<std::uint64_t> stream_open_;    // per low digit: the hi last streamed (see .cpp)
   std::vector<std::uint64_t> stream_counts_;  // per pseudo-channel: accesses of one bulk request
   std::vector<std::uint32_t> digit_pc_;       // per pseudo-channel digit of a group: its index (empty: decode)
