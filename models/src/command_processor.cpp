@@ -219,6 +219,7 @@ void CommandProcessor::trace_fetch(unsigned qid, const std::vector<std::uint8_t>
     for (const counters::Flow& f : flows) seen = seen || f.id == c;
     if (!seen) flows.push_back(counters::Flow{c});
   }
+  if (summary_ && flows.empty()) return;  // summary: only the fetches a flow goes through
   const counters::Arg args[] = {{"entries", entries.size() / 64}, {"bytes", entries.size()}};
   counters::TraceEvent e;
   e.type = counters::EventType::Complete;
@@ -346,12 +347,18 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
         const counters::TimeNs now = sim::to_ns(sc_core::sc_time_stamp());
         const bool continues = c == last_command_flow_[qid] && sqe.no_completion_irq();
         last_command_flow_[qid] = c;
-        if (c != 0 && !(summary_ && continues)) {
-          trace_->begin(track_, now, name, {counters::Arg{"cid", sqe.cid()}, counters::Arg{"queue", qid}},
-                        {counters::Flow{c}}, c);
-        } else {
-          trace_->begin(track_, now, name, {counters::Arg{"cid", sqe.cid()}, counters::Arg{"queue", qid}});
-        }
+        // Summary: no arguments (a long run has millions of commands), the correlation id stays.
+        const counters::Arg args[] = {{"cid", sqe.cid()}, {"queue", qid}};
+        const counters::Flow flow[] = {{c}};
+        counters::TraceEvent e;
+        e.type = counters::EventType::SliceBegin;
+        e.track = track_;
+        e.ts = now;
+        e.name_id = name;
+        if (!summary_) e.extras.args = counters::ConstSpan<counters::Arg>(args, 2);
+        if (c != 0 && !(summary_ && continues)) e.extras.flows = counters::ConstSpan<counters::Flow>(flow, 1);
+        e.extras.correlation_id = c;
+        trace_->record(e);
       }
       try {
         if (qid == 0) {
