@@ -56,6 +56,21 @@ class RunCli(unittest.TestCase):
         self.assertEqual(one["tokens"], two["tokens"])
         self.assertEqual(two["devices"], 2)
 
+    def test_two_hosts_run_as_pipeline_stages(self):
+        # sohu-2x8: two 8-device servers on a network, one pipeline stage each. The stages'
+        # network tags once followed each host's own collective count and never matched: both
+        # hosts waited for ever.
+        j = self.json_of("--system", "sohu-2x8", "--prompt", "8", "--gen", "3")
+        self.assertEqual(j["hosts"], 2)
+        self.assertEqual(j["pipeline_stages"], 2)
+        self.assertEqual(j["devices"], 16)
+        self.assertGreater(j["ttft_ms"], 0)
+        self.assertGreater(j["tpot_ms"], 0)
+        # The two-host clock test system (one device per host), tiny model.
+        sysfile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "platform", "clock-sync-2h.yaml")
+        j = self.json_of("--model", "tiny", "--system", sysfile, "--prompt", "8", "--gen", "3")
+        self.assertEqual(j["pipeline_stages"], 2)
+
     def test_stats_and_trace_files_are_written(self):
         with tempfile.TemporaryDirectory() as d:
             stats, trace = os.path.join(d, "s.json"), os.path.join(d, "t.json")

@@ -339,9 +339,13 @@ class Runner {
     const std::uint64_t rows = static_cast<std::uint64_t>(q_len) * o_.batch;
     const std::uint64_t hidden_bytes = rows * m_.hidden * eb_;
     const bool first = st_.stage == 0, last = st_.stage + 1 == st_.stages;
+    // Network tags between stages count the steps, the same on every host; the collectives'
+    // tags (tag_) depend on each stage's own layers and may differ between hosts.
+    const std::uint32_t net_tag = kStageTagBase + 2 * steps_;
+    ++steps_;
     if (!first) {
       // Activations from the previous stage: network, then into every rank's `hidden`.
-      st_.recv(st_.stage - 1, hidden_bytes, tag_);
+      st_.recv(st_.stage - 1, hidden_bytes, net_tag);
       for (Rank& k : ranks_) rt_.memcpy_h2d_async(k.stream, k.plan.address("hidden"), staging_for(k), 0, hidden_bytes);
     }
     Graph g0;
@@ -382,7 +386,7 @@ class Runner {
       Rank& k = ranks_[0];
       rt_.memcpy_d2h_async(k.stream, staging_for(k), 0, k.plan.address("hidden"), hidden_bytes);
       rt_.synchronize();
-      st_.send(st_.stage + 1, hidden_bytes, tag_);
+      st_.send(st_.stage + 1, hidden_bytes, net_tag);
     } else {
       for (Rank& k : ranks_) {
         rt_.memcpy_d2h_async(k.stream, k.logits, 0, k.plan.address("logits"),
@@ -391,9 +395,9 @@ class Runner {
       rt_.synchronize();
       rt_.access().spend_ns(static_cast<std::uint64_t>(kArgmaxNsPerLogit * static_cast<double>(o_.batch) * m_.vocab));
       if (o_.functional) next = sample();
-      if (st_.stages > 1) st_.send(0, 4ULL * o_.batch, tag_ + 1);
+      if (st_.stages > 1) st_.send(0, 4ULL * o_.batch, net_tag + 1);
     }
-    if (first && st_.stages > 1) st_.recv(st_.stages - 1, 4ULL * o_.batch, tag_ + 1);
+    if (first && st_.stages > 1) st_.recv(st_.stages - 1, 4ULL * o_.batch, net_tag + 1);
     tag_ += 2;
     if (profiled && !stamped.empty()) record(g0, stamped, stamps, bd);
     return next;
@@ -494,6 +498,10 @@ class Runner {
   int first_layer_ = 0, last_layer_ = 0;
   std::uint64_t vocab_local_ = 0;
   std::uint32_t tag_ = 1;
+  // Host-network tags of the stage-to-stage messages: 0x5CE00000 + 2 x step (activations)
+  // and + 1 (sampled tokens); below the clock pings' 0xC10C5E01/02.
+  static constexpr std::uint32_t kStageTagBase = 0x5CE00000u;
+  std::uint32_t steps_ = 0;
   std::vector<Rank> ranks_;
   std::vector<unsigned> group_;
   std::map<unsigned, driver::HostBuffer> pp_buffers_;
