@@ -20,7 +20,6 @@ struct CaptureSession::PerDevice {
   unsigned device;
   driver::TraceCapture trace;
   driver::DeviceClockSampler clock;
-  std::vector<driver::CapturedRecord> records;
 };
 
 CaptureSession::CaptureSession(HostContext& host, const System& system, const CaptureOptions& options)
@@ -112,9 +111,8 @@ AlignedViewStats draw_aligned_view(Simulator& sim, const std::vector<DeviceCaptu
       sum_abs += abs_error;
       ++st.commands;
       if (!tracing) continue;
-      const auto ts = static_cast<counters::TimeNs>(std::max(0.0L, std::llround(start) + 0.0L));
-      const auto end_ts =
-          static_cast<counters::TimeNs>(std::max(static_cast<long double>(ts), std::llround(end) + 0.0L));
+      const auto ts = static_cast<counters::TimeNs>(std::max(0.0L, std::round(start)));
+      const auto end_ts = std::max(ts, static_cast<counters::TimeNs>(std::max(0.0L, std::round(end))));
       trace.complete(
           track, ts, end_ts - ts, driver::opcode_name(static_cast<std::uint8_t>(r.opcode), r.queue == 0),
           {counters::Arg{"device_start_ns", r.device_start_ns}, counters::Arg{"host_start_ns", r.host_start_ns},
