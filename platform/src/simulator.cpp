@@ -159,6 +159,10 @@ double Simulator::run(const HostProgram& program, const std::vector<unsigned>& h
         [interval, sample, remaining, done = &state_->programs_done] {
           sample(sim::to_ns(sc_core::sc_time_stamp()));
           while (*remaining != 0) {
+            // Nothing else pending, now or later: the programs wait for something that can never
+            // come. Stop, so that the kernel starves and run() reports them at once instead of
+            // sampling an idle system until sim.stop_time.
+            if (!sc_core::sc_pending_activity()) break;
             sc_core::wait(sc_core::sc_time(static_cast<double>(interval()), sc_core::SC_NS), *done);
             sample(sim::to_ns(sc_core::sc_time_stamp()));
           }

@@ -143,6 +143,25 @@ SOHUSIM_SYSTEMC_TEST(Platform, AHostProgramThatWaitsForeverIsReportedNotHung) {
   }
 }
 
+// The same with the profile's and the statistics' samplers running: they wake on their own
+// interval, yet the hang is reported at once (nothing else pending), not at sim.stop_time.
+SOHUSIM_SYSTEMC_TEST(Platform, AHangIsReportedAtOnceWhileSamplersRun) {
+  SimulatorOptions o;
+  o.system = "sohu-2x8";
+  o.config_dirs = test::config_dirs();
+  o.profile_interval_ns = 1000;
+  Simulator sim(o);
+  try {
+    sim.run([&](HostContext& host) {
+      if (host.host_index() == 1) host.net_recv(0, 8, 1);  // nobody sends
+    });
+    FAIL() << "the run returned";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("nothing is left to happen"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(sim.simulated_seconds(), 1e-3);
+}
+
 // Devices of one configuration share replay records (models/replay_cache.hpp): a GEMM shape
 // simulated on one device is replayed on the other, with the same duration and counters;
 // launched on both at once, one records and the other follows the recording.
