@@ -176,13 +176,7 @@ void summarise_places(const RunProfile& p, Analysis& a) {
       const double dt = (w.end_ns - w.start_ns) * 1e-9;
       covered += dt;
       for (unsigned r = 0; r < kResources; ++r) moved[r] += w.rate[r] * dt;
-      s.stalls.busy_useful += w.stalls.busy_useful;
-      s.stalls.busy_padding += w.stalls.busy_padding;
-      s.stalls.wait_sram += w.stalls.wait_sram;
-      s.stalls.wait_hbm += w.stalls.wait_hbm;
-      s.stalls.wait_pcie += w.stalls.wait_pcie;
-      s.stalls.wait_dependency += w.stalls.wait_dependency;
-      s.stalls.idle += w.stalls.idle;
+      s.stalls += w.stalls;
     }
     if (covered <= 0) {  // no windows: the ops' work over the profiled span
       covered = (p.end_ns - p.start_ns) * 1e-9;

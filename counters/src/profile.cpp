@@ -62,6 +62,20 @@ class Reader {
       fail(path, e.what());
     }
   }
+  // The optional "stalls" object of a window or an op.
+  void stalls(const json& obj, const std::string& path, StallBuckets& out) const {
+    const auto it = obj.find("stalls");
+    if (it == obj.end()) return;
+    const std::string sp = path + ".stalls";
+    if (!it->is_object()) fail(sp, std::string("expected an object, found ") + it->type_name());
+    out.busy_useful = number(*it, sp, "busy_useful", false);
+    out.busy_padding = number(*it, sp, "busy_padding", false);
+    out.wait_sram = number(*it, sp, "wait_sram", false);
+    out.wait_hbm = number(*it, sp, "wait_hbm", false);
+    out.wait_pcie = number(*it, sp, "wait_pcie", false);
+    out.wait_dependency = number(*it, sp, "wait_dependency", false);
+    out.idle = number(*it, sp, "idle", false);
+  }
   void per_resource(const json& obj, const std::string& path, const char* key, double (&out)[kResources]) const {
     const auto it = obj.find(key);
     if (it == obj.end()) return;
@@ -76,6 +90,16 @@ class Reader {
  private:
   std::string source_;
 };
+
+json stalls_json(const StallBuckets& s) {
+  return {{"busy_useful", s.busy_useful},
+          {"busy_padding", s.busy_padding},
+          {"wait_sram", s.wait_sram},
+          {"wait_hbm", s.wait_hbm},
+          {"wait_pcie", s.wait_pcie},
+          {"wait_dependency", s.wait_dependency},
+          {"idle", s.idle}};
+}
 
 json per_resource_json(const double (&v)[kResources]) {
   json o = json::object();
@@ -163,6 +187,7 @@ void write_profile(std::ostream& os, const RunProfile& p) {
                    {"work", per_resource_json(op.work)},
                    {"padded_flops", op.padded_flops},
                    {"deps", op.deps}});
+    if (op.stalls.total() > 0) ops.back()["stalls"] = stalls_json(op.stalls);
   }
   j["ops"] = ops;
   json windows = json::array();
@@ -173,14 +198,7 @@ void write_profile(std::ostream& os, const RunProfile& p) {
                        {"end_ns", w.end_ns},
                        {"busy", w.busy},
                        {"rate", per_resource_json(w.rate)},
-                       {"stalls",
-                        {{"busy_useful", s.busy_useful},
-                         {"busy_padding", s.busy_padding},
-                         {"wait_sram", s.wait_sram},
-                         {"wait_hbm", s.wait_hbm},
-                         {"wait_pcie", s.wait_pcie},
-                         {"wait_dependency", s.wait_dependency},
-                         {"idle", s.idle}}}});
+                       {"stalls", stalls_json(s)}});
   }
   j["windows"] = windows;
   json commands = json::array();
@@ -288,6 +306,7 @@ RunProfile read_profile(std::istream& is, const std::string& source) {
       if (!deps[d].is_number_unsigned()) rd.fail(at + ".deps[" + std::to_string(d) + "]", "expected an op id");
       op.deps.push_back(deps[d].get<std::uint32_t>());
     }
+    rd.stalls(o, at, op.stalls);
     p.ops.push_back(std::move(op));
   }
   const json& windows = rd.array(j, "$", "windows");
@@ -300,17 +319,7 @@ RunProfile read_profile(std::istream& is, const std::string& source) {
     w.end_ns = rd.number(o, at, "end_ns");
     w.busy = rd.number(o, at, "busy", false, -1);
     rd.per_resource(o, at, "rate", w.rate);
-    if (o.contains("stalls")) {
-      const json& s = o["stalls"];
-      const std::string sp = at + ".stalls";
-      w.stalls.busy_useful = rd.number(s, sp, "busy_useful", false);
-      w.stalls.busy_padding = rd.number(s, sp, "busy_padding", false);
-      w.stalls.wait_sram = rd.number(s, sp, "wait_sram", false);
-      w.stalls.wait_hbm = rd.number(s, sp, "wait_hbm", false);
-      w.stalls.wait_pcie = rd.number(s, sp, "wait_pcie", false);
-      w.stalls.wait_dependency = rd.number(s, sp, "wait_dependency", false);
-      w.stalls.idle = rd.number(s, sp, "idle", false);
-    }
+    rd.stalls(o, at, w.stalls);
     p.windows.push_back(w);
   }
   const json& commands = rd.array(j, "$", "commands");

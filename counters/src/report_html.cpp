@@ -959,6 +959,7 @@ class Report {
       double by_verdict[kVerdicts] = {};
       double by_top[kResources] = {};
       std::size_t critical = 0;
+      StallBuckets stalls;  // summed over the group's ops that have them
     };
     std::map<std::pair<std::string, std::string>, Group> groups;
     double all = 0;
@@ -970,6 +971,7 @@ class Report {
       g.durations.push_back(op.duration_ns);
       g.total += op.duration_ns;
       all += op.duration_ns;
+      g.stalls += op.stalls;
       if (const OpAnalysis* x = oa(i)) {
         g.sol_weighted += x->top_sol * op.duration_ns;
         g.by_verdict[static_cast<unsigned>(x->verdict)] += op.duration_ns;
@@ -986,7 +988,7 @@ class Report {
     os_ << "<h3>By name pattern and kind (" << groups.size() << " groups, by total time)</h3>\n";
     os_ << "<table class=\"data\" id=\"top-groups\"><tr><th>pattern</th><th>kind</th><th>count</th><th>total</th>"
            "<th>share</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>top unit</th><th>SoL</th>"
-           "<th>verdict</th><th>critical</th></tr>\n";
+           "<th>verdict</th><th>critical</th><th>matrix engines: useful / wait HBM / wait SRAM / idle</th></tr>\n";
     for (std::size_t n = 0; n < order.size() && n < o_.top_groups; ++n) {
       const Group& g = *order[n];
       unsigned top = static_cast<unsigned>(std::max_element(g.by_top, g.by_top + kResources) - g.by_top);
@@ -1000,7 +1002,15 @@ class Report {
           << resource_name(static_cast<Resource>(top)) << "</td><td>" << pct(g.total > 0 ? g.sol_weighted / g.total : 0)
           << "</td>";
       verdict_cell(static_cast<Verdict>(v));
-      os_ << "<td>" << g.critical << "</td></tr>\n";
+      os_ << "<td>" << g.critical << "</td><td class=\"t\">";
+      const double cycles = g.stalls.total();
+      if (cycles > 0) {
+        os_ << pct(g.stalls.busy_useful / cycles) << " / " << pct(g.stalls.wait_hbm / cycles) << " / "
+            << pct(g.stalls.wait_sram / cycles) << " / " << pct(g.stalls.idle / cycles);
+      } else {
+        os_ << "&ndash;";
+      }
+      os_ << "</td></tr>\n";
     }
     os_ << "</table>\n";
     if (order.size() > o_.top_groups) {
@@ -1015,7 +1025,7 @@ class Report {
     os_ << "<h3>Longest ops (top " << n_top << " of " << ids.size() << ")</h3>\n";
     os_ << "<table class=\"data\" id=\"top-ops\"><tr><th>id</th><th>name</th><th>kind</th><th>place</th>"
            "<th>layer</th><th>start</th><th>duration</th><th>top unit</th><th>SoL</th><th>achieved</th>"
-           "<th>verdict</th><th>critical</th></tr>\n";
+           "<th>verdict</th><th>critical</th><th>matrix engines: useful / wait HBM / wait SRAM / idle</th></tr>\n";
     for (std::size_t n = 0; n < n_top; ++n) {
       std::size_t i = ids[n];
       const OpRecord& op = p_.ops[i];

@@ -962,6 +962,7 @@ Outcome CommandExecutor::exec_timestamp(const Sqe& sqe, const Issuer& who) {
   Outcome o = decode_timestamp(sqe, a);
   if (!o.ok()) return o;
   const std::uint64_t t = w_.clock->device_ns(now_ps());
+  if (on_timestamp_) on_timestamp_(t);
   std::uint8_t bytes[8];
   std::memcpy(bytes, &t, 8);
   MemoryPort* host = who.host != nullptr ? who.host : w_.host;

@@ -164,21 +164,46 @@ counters::Window ProfileSampler::window(std::size_t i, std::size_t pi) const {
     set(Resource::PcieH2d, delta(kPcieH2d) / dt_s);
     set(Resource::PcieD2h, delta(kPcieD2h) / dt_s);
     set(Resource::Link, delta(kLink) / dt_s);
-    counters::StallBuckets& b = w.stalls;
-    const double active = delta(kActive), issued = delta(kIssued);
-    b.busy_useful = issued > 0 ? active * std::min(1.0, delta(kUseful) / issued) : active;
-    b.busy_padding = active - b.busy_useful;
-    b.wait_hbm = delta(kStallHbm);
-    b.wait_sram = delta(kStallSram);
-    b.wait_dependency = delta(kStallDep);
-    const double cycles = p.engines * dt_s * p.clock_hz;
-    b.idle = std::max(0.0, cycles - (active + b.wait_hbm + b.wait_sram + b.wait_dependency));
+    w.stalls = buckets(p, &rows_[i - 1][pi * kColumns], &rows_[i][pi * kColumns], dt_s);
     if (!p.columns[kBusy].empty()) w.busy = std::min(1.0, delta(kBusy) / dt_ns);
   } else {
     set(Resource::Host, delta(kActive) / dt_ns);
     set(Resource::Network, delta(kLink) / dt_s);
   }
   return w;
+}
+
+counters::StallBuckets ProfileSampler::buckets(const Place& p, const double* from, const double* to, double dt_s) {
+  auto delta = [&](unsigned c) { return std::max(0.0, to[c] - from[c]); };
+  counters::StallBuckets b;
+  const double active = delta(kActive), issued = delta(kIssued);
+  b.busy_useful = issued > 0 ? active * std::min(1.0, delta(kUseful) / issued) : active;
+  b.busy_padding = active - b.busy_useful;
+  b.wait_hbm = delta(kStallHbm);
+  b.wait_sram = delta(kStallSram);
+  b.wait_dependency = delta(kStallDep);
+  const double cycles = p.engines * dt_s * p.clock_hz;
+  b.idle = std::max(0.0, cycles - (active + b.wait_hbm + b.wait_sram + b.wait_dependency));
+  return b;
+}
+
+void ProfileSampler::stamp(unsigned device, std::uint64_t device_ns, std::uint64_t now_ns) {
+  if (device >= places_.size() || !places_[device].device || stamp_count_ >= kMaxStamps) return;
+  if (stamps_.size() <= device) stamps_.resize(device + 1);
+  Stamp st;
+  st.now_ns = now_ns;
+  for (unsigned c = 0; c < kColumns; ++c) st.values[c] = value(places_[device], c);
+  if (stamps_[device].emplace(device_ns, st).second) ++stamp_count_;
+}
+
+bool ProfileSampler::stalls_between(unsigned device, std::uint64_t from_device_ns, std::uint64_t to_device_ns,
+                                    counters::StallBuckets& out) const {
+  if (device >= stamps_.size()) return false;
+  const auto a = stamps_[device].find(from_device_ns), b = stamps_[device].find(to_device_ns);
+  if (a == stamps_[device].end() || b == stamps_[device].end() || b->second.now_ns < a->second.now_ns) return false;
+  const double dt_s = static_cast<double>(b->second.now_ns - a->second.now_ns) * 1e-9;
+  out = buckets(places_[device], a->second.values, b->second.values, dt_s);
+  return true;
 }
 
 void ProfileSampler::trace_window(std::size_t i) {

@@ -138,6 +138,9 @@ counters::RunProfile build_run_profile(Simulator& sim, const std::vector<workloa
         if (t.cost.comm_elems > 0 && ports[d] > 0)
           op.work[ix(Resource::Link)] = static_cast<double>(t.cost.comm_elems) * eb * ports[d];
         for (std::size_t dep : t.deps) op.deps.push_back(base + static_cast<std::uint32_t>(dep));
+        // The engines' buckets between the op's two stamps (counters read as each ran).
+        if (const ProfileSampler* sampler = sim.profile_sampler())
+          sampler->stalls_between(d, t.start_device_ns, t.end_device_ns, op.stalls);
         p.ops.push_back(std::move(op));
       }
     }

@@ -88,8 +88,15 @@ Simulator::Simulator(const SimulatorOptions& options) {
   state_ = std::make_unique<State>();
   state_->runtimes.resize(system_->host_count());
   state_->stop_time_s = system_->host_config(0).get_quantity("sim.stop_time");
-  if (options.profile_interval_ns > 0)
+  if (options.profile_interval_ns > 0) {
     sampler_ = std::make_unique<ProfileSampler>(*system_, *registry_, options.profile_interval_ns, 4096, trace_.get());
+    // Counters at every TIMESTAMP command: the profile splits the engines' buckets per op.
+    for (unsigned d = 0; d < system_->device_count(); ++d) {
+      system_->device(d).executor().set_timestamp_observer([s = sampler_.get(), d](std::uint64_t device_ns) {
+        s->stamp(d, device_ns, sim::to_ns(sc_core::sc_time_stamp()));
+      });
+    }
+  }
   if (!options.sample_patterns.empty()) {
     if (options.sample_interval_ns == 0) throw std::invalid_argument("sample interval must be > 0 ns");
     stats_sampler_ = std::make_unique<counters::Sampler>(*registry_, options.sample_patterns,

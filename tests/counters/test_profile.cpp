@@ -23,6 +23,9 @@ RunProfile sample() {
   a.kind = "gemm";
   a.phase = "decode";
   a.place = "dev0";
+  a.stalls.busy_useful = 70;
+  a.stalls.wait_hbm = 20;
+  a.stalls.idle = 10;
   a.layer = 0;
   a.launch = 7;
   a.start_ns = 100;
@@ -64,7 +67,8 @@ std::string expect_error(const std::string& text) {
 }  // namespace
 
 TEST(Profile, RoundTripKeepsEveryField) {
-  const RunProfile p = sample();
+  RunProfile p = sample();
+  p.ops[1].stalls = StallBuckets{};  // an op without measured buckets
   std::stringstream s;
   write_profile(s, p);
   const RunProfile q = read_profile(s, "mem");
@@ -76,6 +80,9 @@ TEST(Profile, RoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(q.ops[0].work[static_cast<unsigned>(Resource::Compute)], 2e9);
   EXPECT_DOUBLE_EQ(q.ops[0].work[static_cast<unsigned>(Resource::Hbm)], 3e6);
   EXPECT_DOUBLE_EQ(q.ops[0].padded_flops, 5e7);
+  EXPECT_DOUBLE_EQ(q.ops[0].stalls.wait_hbm, 20);
+  EXPECT_DOUBLE_EQ(q.ops[0].stalls.total(), 100);
+  EXPECT_DOUBLE_EQ(q.ops[1].stalls.total(), 0);  // not measured: no "stalls" written
   EXPECT_EQ(q.summary_text.at("model"), "tiny \"model\"");
   EXPECT_DOUBLE_EQ(q.summary.at("ttft_ms"), 3.25);
   ASSERT_EQ(q.units.size(), 3u);
@@ -143,6 +150,12 @@ TEST(Profile, FieldErrorsGiveTheJsonPath) {
   e = expect_error(
       with(R"([{"id": 3, "name": "a", "kind": "gemm", "place": "dev0", "start_ns": 0, "duration_ns": 5}])"));
   EXPECT_NE(e.find("$.ops[0].id"), std::string::npos) << e;
+  e = expect_error(with(
+      R"([{"id": 0, "name": "a", "kind": "gemm", "place": "dev0", "start_ns": 0, "duration_ns": 5, "stalls": 3}])"));
+  EXPECT_NE(e.find("$.ops[0].stalls: expected an object"), std::string::npos) << e;
+  e = expect_error(with(
+      R"([{"id": 0, "name": "a", "kind": "gemm", "place": "dev0", "start_ns": 0, "duration_ns": 5, "stalls": {"idle": "x"}}])"));
+  EXPECT_NE(e.find("$.ops[0].stalls.idle: expected a number"), std::string::npos) << e;
 }
 
 TEST(Profile, MissingFileNamesThePath) {

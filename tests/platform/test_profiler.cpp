@@ -103,6 +103,30 @@ TEST(Profiler, BatchOneDecodeGemvIsHbmBoundAndPrefillGemmComputeBound) {
   double sum = 0;
   for (unsigned v = 0; v < counters::kVerdicts; ++v) sum += p.analysis.verdict_share(static_cast<Verdict>(v));
   EXPECT_NEAR(sum, 1.0, 1e-9);
+  // Per op, the engines' buckets from the counters at the op's two TIMESTAMP commands: they
+  // account for the engines' cycles over the op, and say the same as the verdicts do.
+  const counters::OpRecord& gemv_op = p.profile.ops[gemv.op];
+  const counters::OpRecord& gemm_op = p.profile.ops[gemm.op];
+  for (const counters::OpRecord* op : {&gemv_op, &gemm_op}) {
+    const counters::StallBuckets& s = op->stalls;
+    ASSERT_GT(s.total(), 0) << op->name << " has no buckets";
+    std::printf(
+        "[per-op] %-28s %9.0f ns: useful %.3f padding %.3f wait HBM %.3f wait SRAM %.3f dependency %.3f "
+        "idle %.3f\n",
+        op->name.c_str(), op->duration_ns, s.busy_useful / s.total(), s.busy_padding / s.total(),
+        s.wait_hbm / s.total(), s.wait_sram / s.total(), s.wait_dependency / s.total(), s.idle / s.total());
+  }
+  // The prefill GEMM's engines mostly compute; the decode GEMV's wait for HBM more than twice
+  // as often (its array is busy too: streaming each weight tile through it, fill and drain
+  // included, counts as busy, see docs/profiler.md).
+  EXPECT_GT(gemm_op.stalls.busy_useful, 0.8 * gemm_op.stalls.total());
+  EXPECT_GT(gemv_op.stalls.wait_hbm / gemv_op.stalls.total(), 2 * gemm_op.stalls.wait_hbm / gemm_op.stalls.total());
+  // Ops of steps without stamps (decode.step<n>) have none.
+  for (const counters::OpRecord& op : p.profile.ops) {
+    if (op.kind == "step") {
+      EXPECT_EQ(op.stalls.total(), 0) << op.name;
+    }
+  }
 }
 
 TEST(Profiler, TinyStepsWithAHostSyncEachAreLatencyBound) {

@@ -440,7 +440,7 @@ class Runner {
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = g.ops[ops[i]];
       const double s = static_cast<double>(t[i + 1] - t[i]) * 1e-9;
-      OpTime ot{op.name, op.kind, op.layer, s, t[i], {}, {}};
+      OpTime ot{op.name, op.kind, op.layer, s, t[i], t[i + 1], {}, {}};
       ot.cost.ops = 1;
       ot.cost.flops = op.flops;
       ot.cost.weight_elems = op.weight_elems;

@@ -70,6 +70,31 @@ struct Unit {
   std::string name() const { return place + "." + resource_name(resource); }
 };
 
+/// Where the matrix engines' cycles went over an interval, in engine-cycles. The buckets
+/// are disjoint and sum to the engines' cycles in the interval (engines x cycles).
+struct StallBuckets {
+  double busy_useful = 0;      // MACs that counted
+  double busy_padding = 0;     // MACs spent on padding of edge folds
+  double wait_sram = 0;        // SRAM operand reads outlasting compute, result stores draining
+  double wait_hbm = 0;         // operands not yet in from HBM
+  double wait_pcie = 0;        // operands from the host (engines never read the host here: 0)
+  double wait_dependency = 0;  // a semaphore, a fence, another engine's result
+  double idle = 0;             // no work
+  double total() const {
+    return busy_useful + busy_padding + wait_sram + wait_hbm + wait_pcie + wait_dependency + idle;
+  }
+  StallBuckets& operator+=(const StallBuckets& o) {
+    busy_useful += o.busy_useful;
+    busy_padding += o.busy_padding;
+    wait_sram += o.wait_sram;
+    wait_hbm += o.wait_hbm;
+    wait_pcie += o.wait_pcie;
+    wait_dependency += o.wait_dependency;
+    idle += o.idle;
+    return *this;
+  }
+};
+
 /// One operator (or one activity: a weight upload, a copy) as it ran on one place.
 struct OpRecord {
   std::uint32_t id = 0;      // index in RunProfile::ops
@@ -86,22 +111,8 @@ struct OpRecord {
   double work[kResources] = {};
   double padded_flops = 0;
   std::vector<std::uint32_t> deps;  // ids of ops whose output this op reads (earlier ops)
+  StallBuckets stalls;              // the matrix engines' cycles over the op; all 0 when not measured
   double end_ns() const { return start_ns + duration_ns; }
-};
-
-/// Where the matrix engines' cycles went over an interval, in engine-cycles. The buckets
-/// are disjoint and sum to the engines' cycles in the interval (engines x cycles).
-struct StallBuckets {
-  double busy_useful = 0;      // MACs that counted
-  double busy_padding = 0;     // MACs spent on padding of edge folds
-  double wait_sram = 0;        // SRAM operand reads outlasting compute, result stores draining
-  double wait_hbm = 0;         // operands not yet in from HBM
-  double wait_pcie = 0;        // operands from the host (engines never read the host here: 0)
-  double wait_dependency = 0;  // a semaphore, a fence, another engine's result
-  double idle = 0;             // no work
-  double total() const {
-    return busy_useful + busy_padding + wait_sram + wait_hbm + wait_pcie + wait_dependency + idle;
-  }
 };
 
 /// One time window of one place: each unit's achieved rate and the engines' buckets.

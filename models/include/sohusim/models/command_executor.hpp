@@ -121,6 +121,11 @@ class CommandExecutor {
   /// operand faults (MMU_FAULT) instead of reaching physical memory.
   static constexpr std::uint16_t kNoContext = 0xFFFF;
   CommandExecutor(ExecutorWiring wiring, unsigned device_index, const counters::Scope& device_scope);
+  /// Called with the value each TIMESTAMP command stamps (device ns), as it executes: a
+  /// profiler snapshots counters there to split them per op.
+  void set_timestamp_observer(std::function<void(std::uint64_t device_ns)> observer) {
+    on_timestamp_ = std::move(observer);
+  }
   /// Executes one I/O command (already fetched). Blocking. The outcome's status goes into
   /// the completion entry; `result` into its RESULT field.
   Outcome execute(const Sqe& sqe, std::uint16_t qid, const Issuer& who = {});
@@ -209,6 +214,7 @@ class CommandExecutor {
   std::unordered_map<std::string, counters::Counter*> by_suffix_;  // the same, by name below the prefix
   std::size_t counters_seen_ = 0;                                  // registry size when own_counters_ was built
   unsigned in_flight_ = 0;                                         // commands executing now
+  std::function<void(std::uint64_t)> on_timestamp_;
   std::uint64_t started_ = 0;  // commands started so far (detects overlap while recording)
 };
 

@@ -23,6 +23,7 @@
 // "matrix engines busy %", "commands in flight %" (devices), "CPU busy %" and "network GB/s" (hosts), each written
 // at the window's start when the window closes.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,14 @@ class ProfileSampler {
   void sample(std::uint64_t now_ns);
   /// Windows between consecutive samples, per place.
   std::vector<counters::Window> windows() const;
+  /// A device's counters at the moment it executed a TIMESTAMP command that stamped
+  /// `device_ns` (CommandExecutor::set_timestamp_observer); at most kMaxStamps are kept.
+  void stamp(unsigned device, std::uint64_t device_ns, std::uint64_t now_ns);
+  /// The matrix engines' buckets between two stamps of `device` (an op of a profiled step);
+  /// false if either stamp is unknown.
+  bool stalls_between(unsigned device, std::uint64_t from_device_ns, std::uint64_t to_device_ns,
+                      counters::StallBuckets& out) const;
+  static constexpr std::size_t kMaxStamps = 1u << 20;
   std::size_t samples() const { return times_.size(); }
 
  private:
@@ -74,6 +83,14 @@ class ProfileSampler {
     std::vector<counters::TrackId> tracks;                 // counter tracks, when tracing
   };
   double value(const Place& p, unsigned column) const;
+  /// Buckets of place `p` between two rows of its columns `dt_s` apart.
+  static counters::StallBuckets buckets(const Place& p, const double* from, const double* to, double dt_s);
+  struct Stamp {
+    std::uint64_t now_ns = 0;
+    double values[kColumns] = {};
+  };
+  std::vector<std::map<std::uint64_t, Stamp>> stamps_;  // per device: by stamped value
+  std::size_t stamp_count_ = 0;
   /// The window between samples i - 1 and i of place `pi`.
   counters::Window window(std::size_t i, std::size_t pi) const;
   void trace_window(std::size_t i);

@@ -68,6 +68,7 @@ struct OpTime {
   int layer = -1;
   double seconds = 0;
   std::uint64_t start_device_ns = 0;  // the stamp before the op, in the device's own time
+  std::uint64_t end_device_ns = 0;    // the stamp after it
   Cost cost;                          // the op's graph cost (elements; Cost::ops = 1)
   std::vector<std::size_t> deps;      // indexes into Breakdown::ops of the ops that wrote its inputs
 };
