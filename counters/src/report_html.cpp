@@ -738,6 +738,7 @@ class Report {
     struct Pt {
       double x, y;
       std::size_t op;
+      bool sram;  // the op's SRAM point (hollow), beside its HBM point (filled)
     };
     std::vector<Pt> pts;
     std::size_t unplotted = 0;
@@ -745,10 +746,12 @@ class Report {
       const OpAnalysis* x = oa(i);
       if (!x || !(p_.ops[i].work[static_cast<unsigned>(Resource::Compute)] > 0)) continue;
       if (x->roofline.intensity_hbm > 0 && x->roofline.achieved > 0) {
-        pts.push_back({x->roofline.intensity_hbm, x->roofline.achieved, i});
+        pts.push_back({x->roofline.intensity_hbm, x->roofline.achieved, i, false});
       } else {
         ++unplotted;
       }
+      if (x->roofline.intensity_sram > 0 && x->roofline.achieved > 0)
+        pts.push_back({x->roofline.intensity_sram, x->roofline.achieved, i, true});
     }
     if (roofs.empty() && pts.empty()) {
       no_data(os_, "no device with compute and memory units, no op with FLOP and HBM bytes");
@@ -801,7 +804,7 @@ class Report {
     os_ << "<rect x=\"" << px(left) << "\" y=\"" << px(top) << "\" width=\"" << px(pw) << "\" height=\"" << px(ph)
         << "\" fill=\"none\" stroke=\"#555\"/>";
     os_ << "<text x=\"" << px(left + pw / 2) << "\" y=\"" << px(top + ph + 34)
-        << "\" text-anchor=\"middle\">arithmetic intensity (FLOP per HBM byte)</text>";
+        << "\" text-anchor=\"middle\">arithmetic intensity (FLOP per byte: filled HBM, hollow SRAM)</text>";
     os_ << "<text transform=\"translate(14," << px(top + ph / 2)
         << ") rotate(-90)\" text-anchor=\"middle\">achieved FLOP/s</text></g>\n";
 
@@ -855,20 +858,28 @@ class Report {
 
     // The points, one per op; ops on the same pixel of the same kind are drawn once.
     os_ << "<g class=\"points\" clip-path=\"url(#roofline-clip)\">\n";
-    std::set<std::tuple<long, long, unsigned>> seen;
-    std::map<std::tuple<long, long, unsigned>, std::size_t> counts;
+    std::set<std::tuple<long, long, unsigned, bool>> seen;
+    std::map<std::tuple<long, long, unsigned, bool>, std::size_t> counts;
     for (const Pt& pt : pts) {
-      auto key = std::make_tuple(std::lround(X(pt.x)), std::lround(Y(pt.y)), kind_index_.at(p_.ops[pt.op].kind));
+      auto key =
+          std::make_tuple(std::lround(X(pt.x)), std::lround(Y(pt.y)), kind_index_.at(p_.ops[pt.op].kind), pt.sram);
       ++counts[key];
     }
     for (const Pt& pt : pts) {
       const OpRecord& op = p_.ops[pt.op];
-      auto key = std::make_tuple(std::lround(X(pt.x)), std::lround(Y(pt.y)), kind_index_.at(op.kind));
+      auto key = std::make_tuple(std::lround(X(pt.x)), std::lround(Y(pt.y)), kind_index_.at(op.kind), pt.sram);
       if (!seen.insert(key).second) continue;
       std::size_t n = counts[key];
-      std::string tip = op.name + " (" + op.kind + "): " + si(pt.x, "FLOP/B") + ", " + si(pt.y, "FLOP/s");
+      std::string tip = op.name + " (" + op.kind + "): " + si(pt.x, "FLOP/B") + (pt.sram ? " at SRAM, " : " at HBM, ") +
+                        si(pt.y, "FLOP/s");
       if (const OpAnalysis* x = oa(pt.op)) tip += " of " + si(x->roofline.attainable, "FLOP/s") + " attainable";
       if (n > 1) tip += strf(" (and %zu more ops here)", n - 1);
+      if (pt.sram) {
+        os_ << "<circle class=\"pt pt-sram k-" << kind_index_.at(op.kind) << "\" cx=\"" << px(X(pt.x)) << "\" cy=\""
+            << px(Y(pt.y)) << "\" r=\"3.5\" fill=\"none\" stroke=\"" << kind_color(op.kind)
+            << "\" stroke-width=\"1.5\"><title>" << esc(tip) << "</title></circle>\n";
+        continue;
+      }
       os_ << "<circle class=\"pt k-" << kind_index_.at(op.kind) << "\" cx=\"" << px(X(pt.x)) << "\" cy=\""
           << px(Y(pt.y)) << "\" r=\"3.5\" fill=\"" << kind_color(op.kind)
           << "\" fill-opacity=\"0.8\" stroke=\"#222\" stroke-width=\"0.5\"><title>" << esc(tip)
@@ -880,7 +891,10 @@ class Report {
       legend_y += 14;
     }
     os_ << "</svg>\n";
-    os_ << "<p class=\"note\">" << pts.size() << " ops plotted at their HBM intensity";
+    const auto sram_pts =
+        static_cast<std::size_t>(std::count_if(pts.begin(), pts.end(), [](const Pt& q) { return q.sram; }));
+    os_ << "<p class=\"note\">" << pts.size() - sram_pts << " ops plotted at their HBM intensity";
+    if (sram_pts > 0) os_ << ", " << sram_pts << " at their SRAM intensity too (hollow)";
     if (unplotted > 0) os_ << "; " << unplotted << " ops with FLOP but no HBM traffic are not plotted";
     os_ << ".</p>\n</section>\n";
   }

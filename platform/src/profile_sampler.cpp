@@ -196,13 +196,30 @@ void ProfileSampler::stamp(unsigned device, std::uint64_t device_ns, std::uint64
   if (stamps_[device].emplace(device_ns, st).second) ++stamp_count_;
 }
 
+std::pair<const ProfileSampler::Stamp*, const ProfileSampler::Stamp*> ProfileSampler::stamps(unsigned device,
+                                                                                             std::uint64_t from,
+                                                                                             std::uint64_t to) const {
+  if (device >= stamps_.size()) return {nullptr, nullptr};
+  const auto a = stamps_[device].find(from), b = stamps_[device].find(to);
+  if (a == stamps_[device].end() || b == stamps_[device].end() || b->second.now_ns < a->second.now_ns)
+    return {nullptr, nullptr};
+  return {&a->second, &b->second};
+}
+
 bool ProfileSampler::stalls_between(unsigned device, std::uint64_t from_device_ns, std::uint64_t to_device_ns,
                                     counters::StallBuckets& out) const {
-  if (device >= stamps_.size()) return false;
-  const auto a = stamps_[device].find(from_device_ns), b = stamps_[device].find(to_device_ns);
-  if (a == stamps_[device].end() || b == stamps_[device].end() || b->second.now_ns < a->second.now_ns) return false;
-  const double dt_s = static_cast<double>(b->second.now_ns - a->second.now_ns) * 1e-9;
-  out = buckets(places_[device], a->second.values, b->second.values, dt_s);
+  const auto [a, b] = stamps(device, from_device_ns, to_device_ns);
+  if (a == nullptr) return false;
+  const double dt_s = static_cast<double>(b->now_ns - a->now_ns) * 1e-9;
+  out = buckets(places_[device], a->values, b->values, dt_s);
+  return true;
+}
+
+bool ProfileSampler::sram_bytes_between(unsigned device, std::uint64_t from_device_ns, std::uint64_t to_device_ns,
+                                        double& out) const {
+  const auto [a, b] = stamps(device, from_device_ns, to_device_ns);
+  if (a == nullptr) return false;
+  out = std::max(0.0, b->values[kSram] - a->values[kSram]);
   return true;
 }
 

@@ -138,9 +138,14 @@ counters::RunProfile build_run_profile(Simulator& sim, const std::vector<workloa
         if (t.cost.comm_elems > 0 && ports[d] > 0)
           op.work[ix(Resource::Link)] = static_cast<double>(t.cost.comm_elems) * eb * ports[d];
         for (std::size_t dep : t.deps) op.deps.push_back(base + static_cast<std::uint32_t>(dep));
-        // The engines' buckets between the op's two stamps (counters read as each ran).
-        if (const ProfileSampler* sampler = sim.profile_sampler())
+        // The engines' buckets and the SRAM's bytes between the op's two stamps (counters
+        // read as each ran): the graph does not know how the sequencer moves data on chip.
+        if (const ProfileSampler* sampler = sim.profile_sampler()) {
           sampler->stalls_between(d, t.start_device_ns, t.end_device_ns, op.stalls);
+          double sram = 0;
+          if (sampler->sram_bytes_between(d, t.start_device_ns, t.end_device_ns, sram))
+            op.work[ix(Resource::Sram)] = sram;
+        }
         p.ops.push_back(std::move(op));
       }
     }

@@ -325,6 +325,29 @@ TEST(ReportHtml, RooflineHasBothRoofsRidgesAndPoints) {
   EXPECT_NE(roof.find("dev0, dev1: 1.00 PFLOP/s"), std::string::npos);
 }
 
+TEST(ReportHtml, OpsWithSramBytesGetAHollowPointAtTheirSramIntensity) {
+  test::ExampleRun run = test::example_run();
+  RunProfile& p = run.profile;
+  std::size_t with_sram = 0;
+  for (OpRecord& op : p.ops) {
+    const double flops = op.work[static_cast<unsigned>(Resource::Compute)];
+    if (flops > 0 && op.work[static_cast<unsigned>(Resource::Hbm)] > 0) {
+      op.work[static_cast<unsigned>(Resource::Sram)] = flops / 4;  // 4 FLOP per SRAM byte
+      ++with_sram;
+    }
+  }
+  ASSERT_GT(with_sram, 0u);
+  const Analysis a = analyze(p);
+  const std::string html = render(p, a);
+  std::string roof = html.substr(html.find("id=\"roofline\""));
+  roof = roof.substr(0, roof.find("</svg>"));
+  EXPECT_GT(count(roof, "<circle class=\"pt pt-sram"), 0u);
+  EXPECT_NE(roof.find("4.00 FLOP/B at SRAM"), std::string::npos);
+  EXPECT_NE(roof.find(" at HBM, "), std::string::npos);
+  EXPECT_NE(html.find("at their SRAM intensity too (hollow)"), std::string::npos);
+  EXPECT_EQ(check_nesting(html), "");
+}
+
 TEST(ReportHtml, CommandsAndFindingsCarryTheirNumbers) {
   test::ExampleRun run = test::example_run();
   std::string html = render(run.profile, run.analysis);

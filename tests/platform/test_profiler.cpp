@@ -121,10 +121,27 @@ TEST(Profiler, BatchOneDecodeGemvIsHbmBoundAndPrefillGemmComputeBound) {
   // included, counts as busy, see docs/profiler.md).
   EXPECT_GT(gemm_op.stalls.busy_useful, 0.8 * gemm_op.stalls.total());
   EXPECT_GT(gemv_op.stalls.wait_hbm / gemv_op.stalls.total(), 2 * gemm_op.stalls.wait_hbm / gemm_op.stalls.total());
-  // Ops of steps without stamps (decode.step<n>) have none.
+  // Per op, the SRAM's bytes between the same two stamps (engine operand reads and result
+  // stores; the loads from HBM land in the tile's operand buffer, not through the SRAM's
+  // ports): every weight byte the GEMV streams from HBM is read once by an engine, so its
+  // SRAM work is at least its HBM work; the prefill GEMM reads its operand tiles several
+  // times (one pass per fold), several times its HBM work. Both get an SRAM roofline point.
+  const double gemv_sram = gemv_op.work[static_cast<unsigned>(Resource::Sram)];
+  const double gemv_hbm = gemv_op.work[static_cast<unsigned>(Resource::Hbm)];
+  std::printf("[per-op] SRAM bytes: %s %.4g (HBM %.4g), %s %.4g (HBM %.4g)\n", gemv_op.name.c_str(), gemv_sram,
+              gemv_hbm, gemm_op.name.c_str(), gemm_op.work[static_cast<unsigned>(Resource::Sram)],
+              gemm_op.work[static_cast<unsigned>(Resource::Hbm)]);
+  EXPECT_GE(gemv_sram, gemv_hbm * 0.99);
+  EXPECT_LT(gemv_sram, gemv_hbm * 1.2);
+  EXPECT_GT(gemm_op.work[static_cast<unsigned>(Resource::Sram)],
+            3 * gemm_op.work[static_cast<unsigned>(Resource::Hbm)]);
+  EXPECT_GT(gemv.roofline.intensity_sram, 0);
+  EXPECT_GT(gemm.roofline.intensity_sram, 0);
+  // Ops of steps without stamps (decode.step<n>) have neither.
   for (const counters::OpRecord& op : p.profile.ops) {
     if (op.kind == "step") {
       EXPECT_EQ(op.stalls.total(), 0) << op.name;
+      EXPECT_EQ(op.work[static_cast<unsigned>(Resource::Sram)], 0) << op.name;
     }
   }
 }

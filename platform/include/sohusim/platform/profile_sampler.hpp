@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sohusim/counters/profile.hpp"
@@ -53,6 +54,9 @@ class ProfileSampler {
   /// false if either stamp is unknown.
   bool stalls_between(unsigned device, std::uint64_t from_device_ns, std::uint64_t to_device_ns,
                       counters::StallBuckets& out) const;
+  /// The bytes the device's SRAM read and wrote between two stamps (the op's SRAM work,
+  /// for its SRAM roofline point); false if either stamp is unknown.
+  bool sram_bytes_between(unsigned device, std::uint64_t from_device_ns, std::uint64_t to_device_ns, double& out) const;
   static constexpr std::size_t kMaxStamps = 1u << 20;
   std::size_t samples() const { return times_.size(); }
 
@@ -90,6 +94,8 @@ class ProfileSampler {
     double values[kColumns] = {};
   };
   std::vector<std::map<std::uint64_t, Stamp>> stamps_;  // per device: by stamped value
+  // The stamps of `device` at `from` and `to` (in that order in simulated time), or nulls.
+  std::pair<const Stamp*, const Stamp*> stamps(unsigned device, std::uint64_t from, std::uint64_t to) const;
   std::size_t stamp_count_ = 0;
   /// The window between samples i - 1 and i of place `pi`.
   counters::Window window(std::size_t i, std::size_t pi) const;
