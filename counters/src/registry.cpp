@@ -151,6 +151,37 @@ std::vector<const Stat*> Registry::all() const {
   return out;
 }
 
+std::uint32_t Registry::watch_sum(const std::vector<Counter*>& parts) {
+  deferred_.settle();  // nothing owed under batches filled without this sum
+  const std::uint32_t id = deferred_.add_sum();
+  std::vector<const std::uint64_t*> slots;
+  for (Counter* c : parts) {
+    slots.push_back(c->slot());
+    slot_sums_[c->slot()].push_back(id);
+  }
+  sum_parts_.push_back(std::move(slots));
+  ++sums_generation_;
+  return id;
+}
+
+std::uint64_t Registry::watched_sum(std::uint32_t id) const {
+  std::uint64_t v = deferred_.owed_to_sum(id);
+  for (const std::uint64_t* slot : sum_parts_.at(id)) v += *slot;
+  return v;
+}
+
+void Registry::fill_sums(AddBatch& batch) const {
+  batch.sums.clear();
+  if (slot_sums_.empty()) return;
+  std::map<std::uint32_t, std::uint64_t> sums;
+  for (const auto& [slot, n] : batch.adds) {
+    const auto it = slot_sums_.find(slot);
+    if (it == slot_sums_.end()) continue;
+    for (std::uint32_t id : it->second) sums[id] += n;
+  }
+  batch.sums.assign(sums.begin(), sums.end());
+}
+
 void Registry::reset() {
   for (auto& kv : stats_) kv.second->reset();
 }

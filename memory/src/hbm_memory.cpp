@@ -182,13 +182,20 @@ void HbmMemory::register_rollups(const std::string& prefix) {
           inst_.process_track, std::string(name()) + " s" + std::to_string(k) + " bandwidth", "GB/s"));
     }
     last_bytes_.assign(params_.stacks, 0.0);
+    // The tracks read these counters at every bin: watched sums, read without settling every
+    // replayed command's owed increments (counters/deferred_adds.hpp) a bin at a time.
+    for (const auto& stack : stack_bytes_) {
+      std::vector<counters::Counter*> parts;
+      for (const counters::Stat* s : stack) {
+        if (auto* c = dynamic_cast<counters::Counter*>(reg.find(s->name()))) parts.push_back(c);
+      }
+      stack_sums_.push_back(reg.watch_sum(parts));
+    }
   }
 }
 
 double HbmMemory::stack_bytes(std::uint32_t k) const {
-  double v = 0;
-  for (const counters::Stat* s : stack_bytes_[k]) v += s->value();
-  return v;
+  return static_cast<double>(inst_.registry->watched_sum(stack_sums_[k]));
 }
 
 void HbmMemory::sample_bandwidth(std::uint64_t now, bool idle) {

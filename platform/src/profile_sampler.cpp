@@ -56,6 +56,7 @@ const TraceColumn kHostColumns[] = {
 ProfileSampler::ProfileSampler(System& system, counters::Registry& registry, std::uint64_t interval_ns,
                                std::size_t max_samples, counters::TraceRecorder* trace)
     : system_(system),
+      registry_(registry),
       interval_ns_(interval_ns),
       max_samples_(std::max<std::size_t>(max_samples, 4)),
       trace_(trace != nullptr && trace->enabled() ? trace : nullptr) {
@@ -89,6 +90,23 @@ ProfileSampler::ProfileSampler(System& system, counters::Registry& registry, std
     append(p.columns[kStallSram], stats(registry, me + "stall_store_cycles"));
     append(p.columns[kStallDep], stats(registry, me + "stall_dependency_cycles"));
     append(p.columns[kBusy], stats(registry, p.name + ".cp.busy_ns"));
+    // What the sampler reads, at every sample and (the stamp columns) at every TIMESTAMP
+    // command: the counters of a column as one watched sum, read without settling the
+    // replayed commands' owed increments a few commands at a time (deferred_adds.hpp).
+    for (unsigned c = 0; c < kColumns; ++c) {
+      std::vector<counters::Counter*> parts;
+      std::vector<const counters::Stat*> others;
+      for (const counters::Stat* s : p.columns[c]) {
+        if (auto* counter = dynamic_cast<counters::Counter*>(registry.find(s->name()))) {
+          parts.push_back(counter);
+        } else {
+          others.push_back(s);
+        }
+      }
+      if (parts.empty()) continue;
+      p.sums[c] = static_cast<std::int64_t>(registry.watch_sum(parts));
+      p.columns[c] = std::move(others);
+    }
     if (trace_ != nullptr) {
       for (const TraceColumn& c : kDeviceColumns)
         p.tracks.push_back(trace_->counter_track(system.device_track(d), c.name, c.unit));
@@ -110,7 +128,9 @@ ProfileSampler::ProfileSampler(System& system, counters::Registry& registry, std
 
 double ProfileSampler::value(const Place& p, unsigned column) const {
   if (!p.device && column == kActive) return static_cast<double>(system_.access(p.host).cpu_busy_ns());
-  double v = 0;
+  double v = p.sums[column] >= 0
+                 ? static_cast<double>(registry_.watched_sum(static_cast<std::uint32_t>(p.sums[column])))
+                 : 0.0;
   for (const counters::Stat* s : p.columns[column]) v += s->value();
   return v;
 }
@@ -194,8 +214,7 @@ void ProfileSampler::stamp(unsigned device, std::uint64_t device_ns, std::uint64
   st.now_ns = now_ns;
   // Only what stalls_between and sram_bytes_between read: a stamp is taken at every TIMESTAMP
   // command, and the FLOP columns alone are an engine count x data types of counters.
-  for (unsigned c : {kSram, kActive, kUseful, kIssued, kStallHbm, kStallSram, kStallDep})
-    st.values[c] = value(places_[device], c);
+  for (unsigned c : kStampColumns) st.values[c] = value(places_[device], c);
   if (stamps_[device].emplace(device_ns, st).second) ++stamp_count_;
 }
 

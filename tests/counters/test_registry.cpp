@@ -187,3 +187,34 @@ TEST(Registry, OwedIncrementsAreSettledBeforeAnyRead) {
   EXPECT_EQ(b.count(), 0U);
   EXPECT_EQ(a.count(), 6U + 1U + 3U + 3U + 3U);
 }
+
+// A watched sum reads as its parts' counts plus what the owed batches bring it, without
+// settling: what was owed stays owed, and reading the parts afterwards gives the same total.
+TEST(Registry, AWatchedSumIsReadWithoutSettling) {
+  Registry reg;
+  Counter& a = reg.counter("dev0.a", "1", "x");
+  Counter& b = reg.counter("dev0.b", "1", "x");
+  Counter& c = reg.counter("dev0.c", "1", "x");
+  auto batch = std::make_shared<AddBatch>();
+  batch->adds = {{a.slot(), 3}, {b.slot(), 5}, {c.slot(), 7}};
+  reg.deferred().owe(batch);
+  const std::uint64_t generation = reg.sums_generation();
+  const std::uint32_t ab = reg.watch_sum({&a, &b});
+  const std::uint32_t bc = reg.watch_sum({&b, &c});
+  EXPECT_NE(reg.sums_generation(), generation);
+  EXPECT_FALSE(reg.deferred().dirty());  // watching settles first
+  EXPECT_EQ(reg.watched_sum(ab), 8U);
+  reg.fill_sums(*batch);  // as an owner must once a sum is watched
+  ASSERT_EQ(batch->sums.size(), 2U);
+  reg.deferred().owe(batch, 2);
+  a.inc(1);  // a direct add is in the counts at once
+  EXPECT_EQ(reg.watched_sum(ab), 8U + 2 * 8U + 1U);
+  EXPECT_EQ(reg.watched_sum(bc), 12U + 2 * 12U);
+  EXPECT_TRUE(reg.deferred().dirty());                 // nothing was settled by those reads
+  EXPECT_EQ(a.count() + b.count(), 8U + 2 * 8U + 1U);  // settles
+  EXPECT_FALSE(reg.deferred().dirty());
+  EXPECT_EQ(reg.watched_sum(ab), 8U + 2 * 8U + 1U);  // the same after settling: nothing twice
+  EXPECT_EQ(reg.watched_sum(bc), 12U + 2 * 12U);
+  b.reset();
+  EXPECT_EQ(reg.watched_sum(ab), 3U + 2 * 3U + 1U);
+}

@@ -587,6 +587,33 @@ SOHUSIM_SYSTEMC_TEST(Device, ReplayRepeatsTimeAndCountersOfAnIdenticalShape) {
   EXPECT_EQ(bad, static_cast<std::uint16_t>(Status::OutOfRange));
 }
 
+// A sum watched between the record and the replay (as the profiler and the HBM bandwidth
+// tracks watch theirs): the replay fills its batch's share of it again, and the sum read
+// without settling equals the counters read the usual way.
+SOHUSIM_SYSTEMC_TEST(Device, ReplayedIncrementsReachAWatchedSumUnsettled) {
+  DeviceBench b;
+  double active_after_first = 0, warm_active = 0, watched = 0;
+  bool owed = false;
+  run(b, [&] {
+    b.bring_up();
+    b.agent->run(1, make_gemm(0, 8 << 20, 16 << 20, 128, 128, 128, DataType::BF16, DataType::BF16));
+    warm_active = b.sum("dev0.me*.active_cycles");
+    b.agent->run(1, make_gemm(0, 8 << 20, 16 << 20, 512, 1024, 768, DataType::BF16, DataType::BF16));
+    active_after_first = b.sum("dev0.me*.active_cycles");
+    std::vector<counters::Counter*> parts;
+    for (const counters::Stat* s : b.registry.glob("dev0.me*.active_cycles"))
+      parts.push_back(&dynamic_cast<counters::Counter&>(*b.registry.find(s->name())));
+    const std::uint32_t sum = b.registry.watch_sum(parts);
+    b.agent->run(1, make_gemm(32 << 20, 40 << 20, 48 << 20, 512, 1024, 768, DataType::BF16, DataType::BF16));
+    owed = b.registry.deferred().dirty();                        // the replay's increments are owed...
+    watched = static_cast<double>(b.registry.watched_sum(sum));  // ...and in the sum all the same
+  });
+  EXPECT_EQ(b.count("dev0.exec.replayed"), 1.0);
+  EXPECT_TRUE(owed);
+  EXPECT_DOUBLE_EQ(watched, 2 * active_after_first - warm_active);
+  EXPECT_DOUBLE_EQ(b.sum("dev0.me*.active_cycles"), watched);
+}
+
 SOHUSIM_SYSTEMC_TEST(Device, ReplayIsOffInFunctionalModeAndWhenDisabled) {
   DeviceBench f({"sim.data_mode=functional"});
   EXPECT_FALSE(f.dev().params().replay);

@@ -19,6 +19,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -65,6 +66,15 @@ class Registry {
   // Increments owed to this registry's counters (deferred_adds.hpp), settled before any of
   // them is read.
   DeferredAdds& deferred() { return deferred_; }
+  // A sum of counters of this registry that is read without settling what is owed (see
+  // deferred_adds.hpp): its parts' counts plus what the owed batches bring it. Settles first;
+  // sums_generation() changes, and batches filled before must be filled again (fill_sums)
+  // before they are owed again. Returns the sum's id.
+  std::uint32_t watch_sum(const std::vector<Counter*>& parts);
+  std::uint64_t watched_sum(std::uint32_t id) const;
+  // Sets batch.sums from batch.adds: what it brings each watched sum.
+  void fill_sums(AddBatch& batch) const;
+  std::uint64_t sums_generation() const { return sums_generation_; }
 
   // Every stat back to zero (formulas recompute, gauges keep their level); or
   // just those matching a glob.
@@ -99,6 +109,9 @@ class Registry {
   std::vector<std::unique_ptr<Stat>> owned_;              // the other kinds
   std::uint64_t generation_ = 0;
   DeferredAdds deferred_;
+  std::vector<std::vector<const std::uint64_t*>> sum_parts_;                        // per watched sum
+  std::unordered_map<const std::uint64_t*, std::vector<std::uint32_t>> slot_sums_;  // slot -> sums
+  std::uint64_t sums_generation_ = 0;
 };
 
 // Scope: a registry seen through a name prefix, so a model registers

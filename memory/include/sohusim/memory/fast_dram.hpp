@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "sohusim/counters/deferred_adds.hpp"
+#include "sohusim/counters/registry.hpp"
 #include "sohusim/memory/address_mapping.hpp"
 #include "sohusim/memory/dram_controller.hpp"
 #include "sohusim/memory/dram_spec.hpp"
@@ -220,6 +221,9 @@ class FastDram final : public MemoryBackend {
   mutable Cycle refi_k_ = 0;                  // refi_index's cache: [refi_start_, + tREFI) is interval refi_k_
   mutable Cycle refi_start_ = 0;
   counters::Counter* cycles_ = nullptr;
+  counters::Registry* registry_ = nullptr;
+  // Registry::sums_generation() when refresh_adds_->sums were filled.
+  std::uint64_t refresh_sums_generation_ = ~std::uint64_t{0};
 };
 
 }  // namespace sohusim::memory

@@ -78,13 +78,18 @@ class ProfileSampler {
     kBusy,
     kColumns
   };
+  // The columns a stamp reads: what stalls_between and sram_bytes_between use.
+  static constexpr Column kStampColumns[] = {kSram, kActive, kUseful, kIssued, kStallHbm, kStallSram, kStallDep};
   struct Place {
     std::string name;
     bool device = false;
     unsigned host = 0;
     double engines = 0, clock_hz = 0;
-    std::vector<const counters::Stat*> columns[kColumns];  // device columns; host: kCompute = none
-    std::vector<counters::TrackId> tracks;                 // counter tracks, when tracing
+    // Per column: the id of the watched sum of its counters (Registry::watch_sum; -1: none)
+    // and its other stats, if any. Device columns; host: kCompute = none.
+    std::vector<std::int64_t> sums = std::vector<std::int64_t>(kColumns, -1);
+    std::vector<const counters::Stat*> columns[kColumns];
+    std::vector<counters::TrackId> tracks;  // counter tracks, when tracing
   };
   double value(const Place& p, unsigned column) const;
   /// Buckets of place `p` between two rows of its columns `dt_s` apart.
@@ -102,6 +107,7 @@ class ProfileSampler {
   void trace_window(std::size_t i);
 
   System& system_;
+  counters::Registry& registry_;
   std::uint64_t interval_ns_;
   std::size_t max_samples_;
   std::vector<Place> places_;
