@@ -26,6 +26,22 @@ CaptureSession::CaptureSession(HostContext& host, const System& system, const Ca
     : host_(host), opt_(options) {
   if (opt_.clock_burst == 0) throw std::invalid_argument("capture: clock_burst must be at least 1");
   const unsigned h = host.host_index();
+  if (!opt_.hosts.empty()) {
+    const auto has = [&](unsigned x) { return std::find(opt_.hosts.begin(), opt_.hosts.end(), x) != opt_.hosts.end(); };
+    if (!has(0) || !has(h))
+      throw std::invalid_argument("capture: hosts must name host 0 and this host (" + std::to_string(h) + ")");
+    for (unsigned x : opt_.hosts) {
+      if (x >= system.host_count())
+        throw std::invalid_argument("capture: host " + std::to_string(x) + " does not exist (" +
+                                    std::to_string(system.host_count()) + " hosts)");
+    }
+    if (opt_.host_pings == 0) throw std::invalid_argument("capture: host_pings must be at least 1");
+    if (h == 0) {
+      for (unsigned x : opt_.hosts) {
+        if (x != 0) peers_.emplace(x, counters::ClockSync(counters::ClockSync::Options{opt_.host_pings, 1}));
+      }
+    }
+  }
   unsigned base = 0;
   for (unsigned i = 0; i < h; ++i) base += system.spec().hosts.at(i).devices;
   driver::Runtime& rt = host.runtime();
@@ -42,7 +58,23 @@ void CaptureSession::start() {
   if (running_ || stopped_) return;
   for (auto& d : devs_) d->trace.start();
   for (auto& d : devs_) d->clock.sample();
+  sync_hosts();
   running_ = true;
+}
+
+void CaptureSession::sync_hosts() {
+  if (opt_.hosts.empty()) return;
+  if (host_.host_index() != 0) {
+    for (unsigned i = 0; i < opt_.host_pings; ++i) host_.answer_ping(0);
+    return;
+  }
+  for (auto& [peer, sync] : peers_) {
+    for (unsigned i = 0; i < opt_.host_pings; ++i) {
+      const PingStamps p = host_.ping(peer);
+      sync.add_ping(static_cast<std::int64_t>(p.t1), static_cast<std::int64_t>(p.t2), static_cast<std::int64_t>(p.t3),
+                    static_cast<std::int64_t>(p.t4));
+    }
+  }
 }
 
 void CaptureSession::step() {
@@ -51,6 +83,7 @@ void CaptureSession::step() {
     d->trace.drain();
     d->clock.sample();
   }
+  sync_hosts();
 }
 
 void CaptureSession::stop() {
@@ -59,7 +92,9 @@ void CaptureSession::stop() {
   stopped_ = true;
   for (auto& d : devs_) d->trace.stop();
   for (auto& d : devs_) d->clock.sample();
+  sync_hosts();
   const unsigned h = host_.host_index();
+  for (const auto& [peer, sync] : peers_) alignment_.fits[peer] = sync.fit();
   for (auto& d : devs_) {
     DeviceCapture c;
     c.device = d->device;
@@ -78,7 +113,8 @@ void CaptureSession::stop() {
   }
 }
 
-AlignedViewStats draw_aligned_view(Simulator& sim, const std::vector<DeviceCapture>& captures) {
+AlignedViewStats draw_aligned_view(Simulator& sim, const std::vector<DeviceCapture>& captures,
+                                   const HostAlignment* hosts) {
   AlignedViewStats st;
   System& sys = sim.system();
   counters::TraceRecorder& trace = sim.trace();
@@ -86,7 +122,18 @@ AlignedViewStats draw_aligned_view(Simulator& sim, const std::vector<DeviceCaptu
   double sum_abs = 0;
   for (const DeviceCapture& c : captures) {
     const models::TimestampParams& dc = sys.device(c.device).timestamp().params();
-    const models::HostClock& hc = sys.access(c.host).clock();
+    // The clock the commands are drawn on: their own host's, or the reference host's through
+    // the fit of their host's clock against it.
+    const counters::ClockFit* to_reference = nullptr;
+    if (hosts != nullptr && c.host != hosts->reference) {
+      const auto f = hosts->fits.find(c.host);
+      if (f != hosts->fits.end()) to_reference = &f->second;
+    }
+    const unsigned drawn_on = to_reference != nullptr ? hosts->reference : c.host;
+    const models::HostClock& hc = sys.access(drawn_on).clock();
+    const auto on_clock = [to_reference](std::int64_t host_ns) {
+      return to_reference != nullptr ? to_reference->to_local(host_ns) : host_ns;
+    };
     // Ground truth: a stamp d was taken at simulated time (d - offset) / (1 + drift), within
     // the 1 ns the counter truncates.
     const auto true_ns = [&dc](std::uint64_t d) {
@@ -97,14 +144,14 @@ AlignedViewStats draw_aligned_view(Simulator& sim, const std::vector<DeviceCaptu
     };
     counters::TrackId track = 0;
     if (tracing) {
-      const std::string host_name = sys.spec().hosts.at(c.host).name;
+      const std::string host_name = sys.spec().hosts.at(drawn_on).name;
       const counters::TrackId proc =
           trace.process_track("dev" + std::to_string(c.device) + " captured (" + host_name + " clock)");
       track = trace.async_track(proc, "commands");  // queues run concurrently: slices may overlap
     }
     for (const driver::CommandRecord& r : c.commands) {
       if (!r.aligned) continue;
-      const long double start = axis_ns(r.host_start_ns), end = axis_ns(r.host_end_ns);
+      const long double start = axis_ns(on_clock(r.host_start_ns)), end = axis_ns(on_clock(r.host_end_ns));
       const long double error = start - true_ns(r.device_start_ns);
       const double abs_error = std::fabs(static_cast<double>(error));
       st.max_abs_error_ns = std::max(st.max_abs_error_ns, abs_error);

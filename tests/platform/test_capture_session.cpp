@@ -127,5 +127,73 @@ SOHUSIM_SYSTEMC_TEST(CaptureSession, TheTraceCarriesTheAlignedViewBesideTheGroun
   EXPECT_GT(checked, 50u);
 }
 
+// Both hosts capture at once (CaptureOptions::hosts): host 0 pings host 1 at every burst, and
+// host 1's device is drawn on host 0's clock through two fits (device against host 1, host 1
+// against host 0). Host 1's clock is 2.5 s ahead of host 0's and 50 ppm faster, so drawn on
+// its own clock the commands would be seconds off; through the fits the error stays within
+// the bounds added up (100 ns device to host, 1 us host to host).
+SOHUSIM_SYSTEMC_TEST(CaptureSession, AnotherHostsDevicesAreDrawnOnHost0sClock) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("sohusim_aligned2_" + std::to_string(::getpid()) + ".pftrace"))
+          .string();
+  std::vector<DeviceCapture> captures(2);
+  HostAlignment alignment;
+  AlignedViewStats st;
+  {
+    SimulatorOptions o = test::options(clock_system());
+    o.trace_file = path;
+    Simulator sim(o);
+    const workloads::ModelConfig m = workloads::load_model("tiny", o.config_dirs);
+    sim.run(
+        [&](HostContext& host) {
+          const unsigned h = host.host_index();
+          CaptureOptions co;
+          co.hosts = {0, 1};
+          CaptureSession capture(host, sim.system(), co);
+          capture.start();
+          workloads::ScenarioOptions so;
+          so.batch = 2;
+          so.prompt = 8;
+          so.gen = 4;
+          so.progress = [&](const std::string&, unsigned, unsigned) {
+            capture.step();
+            host.access().spend_ns(2'000'000);
+          };
+          workloads::run_scenario(host.runtime(), m, so, {h});
+          capture.stop();
+          captures[h] = capture.devices().at(0);
+          if (h == 0) alignment = capture.host_alignment();
+        },
+        {0, 1});
+    st = draw_aligned_view(sim, captures, &alignment);
+    sim.close_trace();
+  }
+  ASSERT_EQ(alignment.fits.count(1), 1u);
+  const counters::ClockFit& f = alignment.fits.at(1);
+  const double offset_ns = f.offset_ns(f.last_local_ns);
+  std::printf(
+      "[aligned 2 hosts] host1 against host0: %.3f ppm, offset %.6f s, over %zu points; %zu commands, "
+      "error max %.1f ns, mean %.1f ns\n",
+      f.drift_ppm(), offset_ns * 1e-9, f.points, st.commands, st.max_abs_error_ns, st.mean_abs_error_ns);
+  EXPECT_NEAR(f.drift_ppm(), 50.0, 5.0);
+  EXPECT_NEAR(offset_ns, 2.5e9, 1e6);  // what drawing host 1's times on host 0's axis unaligned would be off by
+  EXPECT_EQ(st.commands, captures[0].commands.size() + captures[1].commands.size());
+  EXPECT_LE(st.max_abs_error_ns, 1100.0);
+
+  // In the trace: both devices' captured commands under host 0's clock, none under host 1's.
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  std::filesystem::remove(path);
+  const pd::Decoded d = pd::decode(bytes.str());
+  std::map<std::string, std::size_t> slices;
+  for (const pd::Event& e : d.events) {
+    if (e.type == pd::pp::TrackEvent::TYPE_SLICE_BEGIN) ++slices[d.process_name(e.track)];
+  }
+  EXPECT_EQ(slices["dev1 captured (host0 clock)"], captures[1].commands.size());
+  EXPECT_EQ(slices["dev1 captured (host1 clock)"], 0u);
+  EXPECT_EQ(slices["dev0 captured (host0 clock)"], captures[0].commands.size());
+}
+
 }  // namespace
 }  // namespace sohusim::platform

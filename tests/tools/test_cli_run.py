@@ -70,6 +70,22 @@ class RunCli(unittest.TestCase):
         sysfile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "platform", "clock-sync-2h.yaml")
         j = self.json_of("--model", "tiny", "--system", sysfile, "--prompt", "8", "--gen", "3")
         self.assertEqual(j["pipeline_stages"], 2)
+        # --capture on both hosts: host 0 pings host 1 at every burst; host 1's device is drawn
+        # on host 0's clock (host 1's is 2.5 s ahead and 50 ppm faster).
+        with tempfile.TemporaryDirectory() as d:
+            t = os.path.join(d, "c.pftrace")
+            j = self.json_of("--model", "tiny", "--system", sysfile, "--prompt", "8", "--gen", "3", "--capture",
+                             "--trace", t)
+            c = j["capture"]
+            self.assertEqual(c["devices"], 2)
+            self.assertLessEqual(c["max_abs_error_ns"], 1100)
+            # the drift is fitted over the few ms the tiny run lasts: 50 ppm true, noisy here
+            self.assertAlmostEqual(c["host_clocks"]["host1"]["drift_ppm"], 50, delta=25)
+            self.assertAlmostEqual(c["host_clocks"]["host1"]["offset_ns"], 2.5e9, delta=1e6)
+            with open(t, "rb") as f:
+                data = f.read()
+            self.assertIn(b"dev1 captured (host0 clock)", data)
+            self.assertNotIn(b"dev1 captured (host1 clock)", data)
 
     def test_stats_and_trace_files_are_written(self):
         with tempfile.TemporaryDirectory() as d:

@@ -19,7 +19,14 @@
 // through that host's clock model; drawn there, a captured slice sits on the command
 // processor's own slice of the same command (the ground truth) up to the alignment error,
 // which each slice carries as an argument (error_ns) with the device and host times.
+//
+// Several hosts: when every host of `CaptureOptions::hosts` runs a capture at the same time,
+// host 0 pings each of the others (four-timestamp pings over the host network, clock_ping.hpp)
+// at every burst, and host_alignment() fits each one's clock against host 0's. Given to
+// draw_aligned_view(), it puts every device's commands on host 0's clock: "dev<g> captured
+// (host0 clock)" for a device of host 1 too, its host-1 times carried through both fits.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +40,17 @@ namespace sohusim::platform {
 struct CaptureOptions {
   std::uint64_t ring_bytes = 4u << 20;  // per device; a power of two (TraceCaptureOptions)
   unsigned clock_burst = 8;             // TIMESTAMP reads per burst (the lowest round trip is kept)
+  // The hosts that run a capture at the same time, host 0 among them (empty: this one alone).
+  // Host 0 pings each of the others `host_pings` times per burst (the lowest round trip is
+  // kept); they answer. Each must call start(), step() and stop() as often as the others.
+  std::vector<unsigned> hosts;
+  unsigned host_pings = 8;
+};
+
+/// Every other host's clock against the reference host's (host 0), from its capture's pings.
+struct HostAlignment {
+  unsigned reference = 0;
+  std::map<unsigned, counters::ClockFit> fits;  // host -> its clock (remote) against the reference's (local)
 };
 
 /// What one device delivered.
@@ -58,11 +76,16 @@ class CaptureSession {
   /// Ends the capture and aligns; devices() is filled from here on. A second call does nothing.
   void stop();
   const std::vector<DeviceCapture>& devices() const { return result_; }
+  /// On host 0 after stop(): the fits of the other hosts of CaptureOptions::hosts; else empty.
+  const HostAlignment& host_alignment() const { return alignment_; }
 
  private:
   struct PerDevice;
+  void sync_hosts();  // one burst of pings: host 0 asks, the others answer
   HostContext& host_;
   CaptureOptions opt_;
+  std::map<unsigned, counters::ClockSync> peers_;  // on host 0: per other host
+  HostAlignment alignment_;
   std::vector<std::unique_ptr<PerDevice>> devs_;
   std::vector<DeviceCapture> result_;
   bool running_ = false, stopped_ = false;
@@ -77,7 +100,9 @@ struct AlignedViewStats {
 };
 
 /// Draws `captures` into the simulator's trace (nothing when it is not tracing) and measures
-/// the alignment error against the ground truth. Call before Simulator::close_trace().
-AlignedViewStats draw_aligned_view(Simulator& sim, const std::vector<DeviceCapture>& captures);
+/// the alignment error against the ground truth. With `hosts`, a capture of another host with
+/// a fit there is drawn on the reference host's clock. Call before Simulator::close_trace().
+AlignedViewStats draw_aligned_view(Simulator& sim, const std::vector<DeviceCapture>& captures,
+                                   const HostAlignment* hosts = nullptr);
 
 }  // namespace sohusim::platform
