@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -223,6 +225,15 @@ inline Decoded decode(const std::string& bytes) {
   }
   if (state_valid) d.interned_per_generation.push_back(generation_entries);
   return d;
+}
+
+/// decode() of the file at `path` (a failure if it cannot be read).
+inline Decoded decode_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) ADD_FAILURE() << "cannot read the trace " << path;
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return decode(bytes.str());
 }
 
 }  // namespace sohusim::counters::perfetto_decode

@@ -11,9 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -34,10 +32,26 @@ std::string clock_system() {
   return std::string(SOHUSIM_SOURCE_DIR) + "/tests/platform/clock-sync-2h.yaml";
 }
 
+std::string temp_trace(const std::string& stem) {
+  return (std::filesystem::temp_directory_path() / (stem + std::to_string(::getpid()) + ".pftrace")).string();
+}
+
+// A request of the tiny model (2 x 8 tokens in, 4 steps), the capture drained and its clocks
+// sampled after every step, and 2 ms of idle host time between steps: drift to correct.
+workloads::ScenarioOptions captured_request(CaptureSession& capture, HostContext& host) {
+  workloads::ScenarioOptions so;
+  so.batch = 2;
+  so.prompt = 8;
+  so.gen = 4;
+  so.progress = [&capture, &host](const std::string&, unsigned, unsigned) {
+    capture.step();
+    host.access().spend_ns(2'000'000);
+  };
+  return so;
+}
+
 SOHUSIM_SYSTEMC_TEST(CaptureSession, TheTraceCarriesTheAlignedViewBesideTheGroundTruth) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("sohusim_aligned_" + std::to_string(::getpid()) + ".pftrace"))
-          .string();
+  const std::string path = temp_trace("sohusim_aligned_");
   std::vector<DeviceCapture> captures;
   AlignedViewStats st;
   double completed = 0, completed_before = 0;
@@ -51,15 +65,7 @@ SOHUSIM_SYSTEMC_TEST(CaptureSession, TheTraceCarriesTheAlignedViewBesideTheGroun
           CaptureSession capture(host, sim.system());  // creates the runtime: probe, enable
           completed_before = sim.stats().find("dev0.cp.commands_completed")->value();
           capture.start();
-          workloads::ScenarioOptions so;
-          so.batch = 2;
-          so.prompt = 8;
-          so.gen = 4;
-          so.progress = [&](const std::string&, unsigned, unsigned) {
-            capture.step();
-            host.access().spend_ns(2'000'000);  // idle host time between steps: drift to correct
-          };
-          workloads::run_scenario(host.runtime(), m, so, {0});
+          workloads::run_scenario(host.runtime(), m, captured_request(capture, host), {0});
           capture.stop();
           capture.stop();  // a second stop does nothing
           captures = capture.devices();
@@ -90,11 +96,8 @@ SOHUSIM_SYSTEMC_TEST(CaptureSession, TheTraceCarriesTheAlignedViewBesideTheGroun
 
   // The trace: the captured process, one slice per command, each with its error; the command
   // processor's slices (ground truth) of the same commands within that error.
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
+  const pd::Decoded d = pd::decode_file(path);
   std::filesystem::remove(path);
-  const pd::Decoded d = pd::decode(bytes.str());
   std::map<std::uint64_t, std::vector<std::uint64_t>> truth;  // correlation -> CP command starts
   std::vector<const pd::Event*> captured;
   for (const pd::Event& e : d.events) {
@@ -133,9 +136,7 @@ SOHUSIM_SYSTEMC_TEST(CaptureSession, TheTraceCarriesTheAlignedViewBesideTheGroun
 // its own clock the commands would be seconds off; through the fits the error stays within
 // the bounds added up (100 ns device to host, 1 us host to host).
 SOHUSIM_SYSTEMC_TEST(CaptureSession, AnotherHostsDevicesAreDrawnOnHost0sClock) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("sohusim_aligned2_" + std::to_string(::getpid()) + ".pftrace"))
-          .string();
+  const std::string path = temp_trace("sohusim_aligned2_");
   std::vector<DeviceCapture> captures(2);
   HostAlignment alignment;
   AlignedViewStats st;
@@ -151,15 +152,7 @@ SOHUSIM_SYSTEMC_TEST(CaptureSession, AnotherHostsDevicesAreDrawnOnHost0sClock) {
           co.hosts = {0, 1};
           CaptureSession capture(host, sim.system(), co);
           capture.start();
-          workloads::ScenarioOptions so;
-          so.batch = 2;
-          so.prompt = 8;
-          so.gen = 4;
-          so.progress = [&](const std::string&, unsigned, unsigned) {
-            capture.step();
-            host.access().spend_ns(2'000'000);
-          };
-          workloads::run_scenario(host.runtime(), m, so, {h});
+          workloads::run_scenario(host.runtime(), m, captured_request(capture, host), {h});
           capture.stop();
           captures[h] = capture.devices().at(0);
           if (h == 0) alignment = capture.host_alignment();
@@ -181,11 +174,8 @@ SOHUSIM_SYSTEMC_TEST(CaptureSession, AnotherHostsDevicesAreDrawnOnHost0sClock) {
   EXPECT_LE(st.max_abs_error_ns, 1100.0);
 
   // In the trace: both devices' captured commands under host 0's clock, none under host 1's.
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
+  const pd::Decoded d = pd::decode_file(path);
   std::filesystem::remove(path);
-  const pd::Decoded d = pd::decode(bytes.str());
   std::map<std::string, std::size_t> slices;
   for (const pd::Event& e : d.events) {
     if (e.type == pd::pp::TrackEvent::TYPE_SLICE_BEGIN) ++slices[d.process_name(e.track)];

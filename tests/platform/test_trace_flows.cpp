@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -115,11 +114,8 @@ void check_flows(const std::string& detail) {
     });
     sim.close_trace();
   }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
+  const pd::Decoded d = pd::decode_file(path);
   std::filesystem::remove(path);
-  const pd::Decoded d = pd::decode(bytes.str());
   const Flows f = join(d);
 
   // Command slices carry their opcode's name.
