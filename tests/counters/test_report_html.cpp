@@ -22,6 +22,12 @@ std::string render(const RunProfile& p, const Analysis& a, const ReportOptions& 
   return os.str();
 }
 
+/// The SVG chart with this id, from its id to its closing tag.
+std::string chart(const std::string& html, const std::string& id) {
+  std::string svg = html.substr(html.find("id=\"" + id + "\""));
+  return svg.substr(0, svg.find("</svg>"));
+}
+
 std::size_t count(const std::string& s, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + what.size())) ++n;
@@ -145,8 +151,7 @@ TEST(ReportHtml, TimelineByKindUsesKindColours) {
   ReportOptions o;
   o.timeline_by_kind = true;
   std::string html = render(run.profile, run.analysis, o);
-  std::string tl = html.substr(html.find("id=\"timeline\""));
-  tl = tl.substr(0, tl.find("</svg>"));
+  const std::string tl = chart(html, "timeline");
   for (const char* kind : {"gemm", "attention", "norm", "all_reduce", "upload"}) {
     EXPECT_NE(tl.find(std::string("<g class=\"legend-item kind\">")), std::string::npos);
     EXPECT_NE(tl.find(std::string(">") + kind + "</text>"), std::string::npos) << kind;
@@ -175,16 +180,14 @@ TEST(ReportHtml, ManyOpsStayBounded) {
   }
   Analysis a = analyze(p);
   std::string html = render(p, a);
-  std::string tl = html.substr(html.find("id=\"timeline\""));
-  tl = tl.substr(0, tl.find("</svg>"));
+  const std::string tl = chart(html, "timeline");
   std::size_t rects = count(tl, "<rect class=\"op");
   EXPECT_GT(rects, 100u);
   EXPECT_LT(rects, 3000u);  // about one per pixel column on each of the two lanes
   EXPECT_NE(tl.find("items merged"), std::string::npos);
   EXPECT_LT(html.size(), 3u * 1024 * 1024);
   // The roofline draws one point per pixel and kind.
-  std::string roof = html.substr(html.find("id=\"roofline\""));
-  roof = roof.substr(0, roof.find("</svg>"));
+  const std::string roof = chart(html, "roofline");
   EXPECT_LT(count(roof, "<circle class=\"pt"), 200u);
   EXPECT_EQ(check_nesting(html), "");
 }
@@ -315,8 +318,7 @@ TEST(ReportHtml, StallsAreShares) {
 TEST(ReportHtml, RooflineHasBothRoofsRidgesAndPoints) {
   test::ExampleRun run = test::example_run();
   std::string html = render(run.profile, run.analysis);
-  std::string roof = html.substr(html.find("id=\"roofline\""));
-  roof = roof.substr(0, roof.find("</svg>"));
+  const std::string roof = chart(html, "roofline");
   EXPECT_EQ(count(roof, "class=\"roof roof-hbm\""), 1u);  // both devices alike: one set of roofs
   EXPECT_EQ(count(roof, "class=\"roof roof-sram\""), 1u);
   EXPECT_NE(roof.find("ridge HBM 333 FLOP/B"), std::string::npos);  // 1 PFLOP/s / 3 TB/s
@@ -339,8 +341,7 @@ TEST(ReportHtml, OpsWithSramBytesGetAHollowPointAtTheirSramIntensity) {
   ASSERT_GT(with_sram, 0u);
   const Analysis a = analyze(p);
   const std::string html = render(p, a);
-  std::string roof = html.substr(html.find("id=\"roofline\""));
-  roof = roof.substr(0, roof.find("</svg>"));
+  const std::string roof = chart(html, "roofline");
   EXPECT_GT(count(roof, "<circle class=\"pt pt-sram"), 0u);
   EXPECT_NE(roof.find("4.00 FLOP/B at SRAM"), std::string::npos);
   EXPECT_NE(roof.find(" at HBM, "), std::string::npos);
