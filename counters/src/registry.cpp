@@ -151,11 +151,11 @@ std::vector<const Stat*> Registry::all() const {
   return out;
 }
 
-std::uint32_t Registry::watch_sum(const std::vector<Counter*>& parts) {
+std::uint32_t Registry::watch_sum(const std::vector<const Counter*>& parts) {
   deferred_.settle();  // nothing owed under batches filled without this sum
   const std::uint32_t id = deferred_.add_sum();
   std::vector<const std::uint64_t*> slots;
-  for (Counter* c : parts) {
+  for (const Counter* c : parts) {
     slots.push_back(c->slot());
     slot_sums_[c->slot()].push_back(id);
   }

@@ -155,6 +155,7 @@ void HbmMemory::register_rollups(const std::string& prefix) {
   for (const counters::Stat* s : reg.glob(pc0 + "*")) {
     if (s->kind() == counters::StatKind::Counter) leaves.insert(s->name().substr(pc0.size()));
   }
+  std::vector<std::vector<const counters::Counter*>> byte_counters;  // per stack: its pseudo-channels' bytes
   for (std::uint32_t k = 0; k <= params_.stacks; ++k) {
     const bool device = k == params_.stacks;  // `<prefix>.<leaf>` over every stack
     const std::string scope = device ? prefix : prefix + ".s" + std::to_string(k);
@@ -171,12 +172,16 @@ void HbmMemory::register_rollups(const std::string& prefix) {
       // re-resolve their globs over the whole registry whenever a stat is added (every new
       // queue of a run), which cost a traced decode step of the 70B request ~10 % of its
       // wall time.
-      std::vector<const counters::Stat*> pcs_of_stack = reg.glob(scope + ".ch*.pc*.bytes_read");
-      for (const counters::Stat* w : reg.glob(scope + ".ch*.pc*.bytes_written")) pcs_of_stack.push_back(w);
-      stack_bytes_.push_back(std::move(pcs_of_stack));
+      std::vector<const counters::Counter*> pcs_of_stack;
+      for (const char* leaf : {".ch*.pc*.bytes_read", ".ch*.pc*.bytes_written"}) {
+        for (const counters::Stat* s : reg.glob(scope + leaf)) {
+          if (const auto* c = dynamic_cast<const counters::Counter*>(s)) pcs_of_stack.push_back(c);
+        }
+      }
+      byte_counters.push_back(std::move(pcs_of_stack));
     }
   }
-  if (inst_.tracing() && params_.bandwidth_sample_ps > 0 && stack_bytes_.size() == params_.stacks) {
+  if (inst_.tracing() && params_.bandwidth_sample_ps > 0 && byte_counters.size() == params_.stacks) {
     for (std::uint32_t k = 0; k < params_.stacks; ++k) {
       bw_tracks_.push_back(inst_.trace->counter_track(
           inst_.process_track, std::string(name()) + " s" + std::to_string(k) + " bandwidth", "GB/s"));
@@ -184,13 +189,7 @@ void HbmMemory::register_rollups(const std::string& prefix) {
     last_bytes_.assign(params_.stacks, 0.0);
     // The tracks read these counters at every bin: watched sums, read without settling every
     // replayed command's owed increments (counters/deferred_adds.hpp) a bin at a time.
-    for (const auto& stack : stack_bytes_) {
-      std::vector<counters::Counter*> parts;
-      for (const counters::Stat* s : stack) {
-        if (auto* c = dynamic_cast<counters::Counter*>(reg.find(s->name()))) parts.push_back(c);
-      }
-      stack_sums_.push_back(reg.watch_sum(parts));
-    }
+    for (const auto& stack : byte_counters) stack_sums_.push_back(reg.watch_sum(stack));
   }
 }
 

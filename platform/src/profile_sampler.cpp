@@ -94,10 +94,10 @@ ProfileSampler::ProfileSampler(System& system, counters::Registry& registry, std
     // command: the counters of a column as one watched sum, read without settling the
     // replayed commands' owed increments a few commands at a time (deferred_adds.hpp).
     for (unsigned c = 0; c < kColumns; ++c) {
-      std::vector<counters::Counter*> parts;
+      std::vector<const counters::Counter*> parts;
       std::vector<const counters::Stat*> others;
       for (const counters::Stat* s : p.columns[c]) {
-        if (auto* counter = dynamic_cast<counters::Counter*>(registry.find(s->name()))) {
+        if (const auto* counter = dynamic_cast<const counters::Counter*>(s)) {
           parts.push_back(counter);
         } else {
           others.push_back(s);

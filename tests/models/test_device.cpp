@@ -600,9 +600,9 @@ SOHUSIM_SYSTEMC_TEST(Device, ReplayedIncrementsReachAWatchedSumUnsettled) {
     warm_active = b.sum("dev0.me*.active_cycles");
     b.agent->run(1, make_gemm(0, 8 << 20, 16 << 20, 512, 1024, 768, DataType::BF16, DataType::BF16));
     active_after_first = b.sum("dev0.me*.active_cycles");
-    std::vector<counters::Counter*> parts;
+    std::vector<const counters::Counter*> parts;
     for (const counters::Stat* s : b.registry.glob("dev0.me*.active_cycles"))
-      parts.push_back(&dynamic_cast<counters::Counter&>(*b.registry.find(s->name())));
+      parts.push_back(&dynamic_cast<const counters::Counter&>(*s));
     const std::uint32_t sum = b.registry.watch_sum(parts);
     b.agent->run(1, make_gemm(32 << 20, 40 << 20, 48 << 20, 512, 1024, 768, DataType::BF16, DataType::BF16));
     owed = b.registry.deferred().dirty();                        // the replay's increments are owed...

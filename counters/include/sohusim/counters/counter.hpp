@@ -49,6 +49,7 @@ class Counter final : public Stat {
   /// (a replayed command's increments) walks these dense slots without touching the
   /// Counter objects and their names.
   std::uint64_t* slot() { return value_; }
+  const std::uint64_t* slot() const { return value_; }
 
   StatKind kind() const override { return StatKind::Counter; }
   double value() const override { return static_cast<double>(count()); }

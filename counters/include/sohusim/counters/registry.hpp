@@ -70,7 +70,7 @@ class Registry {
   // deferred_adds.hpp): its parts' counts plus what the owed batches bring it. Settles first;
   // sums_generation() changes, and batches filled before must be filled again (fill_sums)
   // before they are owed again. Returns the sum's id.
-  std::uint32_t watch_sum(const std::vector<Counter*>& parts);
+  std::uint32_t watch_sum(const std::vector<const Counter*>& parts);
   std::uint64_t watched_sum(std::uint32_t id) const;
   // Sets batch.sums from batch.adds: what it brings each watched sum.
   void fill_sums(AddBatch& batch) const;

@@ -190,9 +190,8 @@ class HbmMemory : public sc_core::sc_module {
 
   // Bandwidth track.
   std::vector<counters::TrackId> bw_tracks_;
-  std::vector<std::vector<const counters::Stat*>> stack_bytes_;  // per stack: its pseudo-channels' byte counters
-  double stack_bytes(std::uint32_t k) const;                     // bytes moved so far by stack k
-  std::vector<std::uint32_t> stack_sums_;  // per stack, when tracing: the sum of stack_bytes_ (Registry::watch_sum)
+  double stack_bytes(std::uint32_t k) const;  // bytes moved so far by stack k
+  std::vector<std::uint32_t> stack_sums_;  // per stack, when tracing: its pseudo-channels' bytes (Registry::watch_sum)
   std::vector<double> last_bytes_;
   std::uint64_t next_sample_ps_ = 0;
   bool sampling_ = false;
