@@ -31,14 +31,14 @@ namespace {
 
 using namespace sohusim;
 
-sim::Config sohu_config(bool replay) {
+sim::Config sohu_config() {
   sim::Schema s = sim::core_schema();
   s.merge(memory::memory_schema());
   s.merge(pcie::pcie_schema());
   s.merge(models::device_schema());
   sim::ConfigLoader loader(s, {std::string(SOHUSIM_SOURCE_DIR) + "/configs"});
   loader.load_preset("arch/sohu");
-  loader.set(std::string("device.replay=") + (replay ? "true" : "false"));
+  loader.set("device.replay=false");  // see the header comment
   return loader.resolve();
 }
 
@@ -47,10 +47,10 @@ struct Fixture {
   sim::Instrumentation inst;
   std::unique_ptr<models::HostSystem> sys;
   std::unique_ptr<models::HostAgent> agent;
-  explicit Fixture(bool replay) {
+  Fixture() {
     sim::ensure_time_resolution();
     inst.registry = &registry;
-    sys = std::make_unique<models::HostSystem>(sohu_config(replay), inst);
+    sys = std::make_unique<models::HostSystem>(sohu_config(), inst);
     agent = std::make_unique<models::HostAgent>(*sys);
     sc_core::sc_spawn([this] {
       agent->probe();
@@ -62,7 +62,7 @@ struct Fixture {
 };
 
 Fixture& fixture() {
-  static Fixture f(/*replay=*/false);
+  static Fixture f;
   return f;
 }
 
