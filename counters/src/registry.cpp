@@ -170,16 +170,19 @@ std::uint64_t Registry::watched_sum(std::uint32_t id) const {
   return v;
 }
 
-void Registry::fill_sums(AddBatch& batch) const {
-  batch.sums.clear();
-  if (slot_sums_.empty()) return;
-  std::map<std::uint32_t, std::uint64_t> sums;
-  for (const auto& [slot, n] : batch.adds) {
-    const auto it = slot_sums_.find(slot);
-    if (it == slot_sums_.end()) continue;
-    for (std::uint32_t id : it->second) sums[id] += n;
+void Registry::owe(const std::shared_ptr<AddBatch>& batch, std::uint64_t times) {
+  if (batch->sums_generation != sums_generation_) {
+    // What the batch brings each watched sum (not owed now: watch_sum settled everything).
+    std::map<std::uint32_t, std::uint64_t> sums;
+    for (const auto& [slot, n] : batch->adds) {
+      const auto it = slot_sums_.find(slot);
+      if (it == slot_sums_.end()) continue;
+      for (std::uint32_t id : it->second) sums[id] += n;
+    }
+    batch->sums.assign(sums.begin(), sums.end());
+    batch->sums_generation = sums_generation_;
   }
-  batch.sums.assign(sums.begin(), sums.end());
+  deferred_.owe(batch, times);
 }
 
 void Registry::reset() {

@@ -165,7 +165,6 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
   }
   add_derived(scope, dotted(scope) + "s*.ch*.pc*.", cycles_name, tck_s, spec_.peak_bytes_per_second(), "all stacks");
   registry_ = &scope.registry();
-  deferred_ = &registry_->deferred();
   for (auto& pc : pcs_) {
     counters::Counter& ref = params_.controller.refresh == RefreshMode::AllBank ? pc->stats.refab : pc->stats.refpb;
     refresh_adds_->adds.emplace_back(ref.slot(), 1);
@@ -639,11 +638,7 @@ void FastDram::count_refreshes(Cycle cycle) {
   const Cycle before = refreshes_counted_ / refresh_step_;
   const Cycle after = cycle / refresh_step_;
   if (after == before) return;
-  if (refresh_sums_generation_ != registry_->sums_generation()) {  // a sum was watched since
-    registry_->fill_sums(*refresh_adds_);
-    refresh_sums_generation_ = registry_->sums_generation();
-  }
-  deferred_->owe(refresh_adds_, after - before);  // every pseudo-channel's count, when next read
+  registry_->owe(refresh_adds_, after - before);  // every pseudo-channel's count, when next read
   refreshes_counted_ = cycle;
 }
 

@@ -187,17 +187,7 @@ std::vector<std::pair<counters::Counter*, std::uint64_t>> CommandExecutor::devic
   return out;
 }
 
-void CommandExecutor::apply(Replay& r) {
-  counters::Registry& reg = scope_.registry();
-  if (r.sums_generation != reg.sums_generation()) {
-    // A sum was watched since the batch was filled (which settled everything: it is not owed).
-    reg.fill_sums(*r.increments);
-    r.sums_generation = reg.sums_generation();
-  }
-  reg.deferred().owe(r.increments);
-}
-
-CommandExecutor::Replay* CommandExecutor::find_replay(const std::vector<std::uint32_t>& key) {
+const CommandExecutor::Replay* CommandExecutor::find_replay(const std::vector<std::uint32_t>& key) {
   const auto it = replays_.find(key);
   if (it != replays_.end()) return &it->second;
   const ReplayCache::Record* rec = shared_->find(key);
@@ -225,7 +215,7 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
   } done{in_flight_};
   std::vector<std::uint32_t> key = signature(sqe);
   const std::uint64_t t0 = sc_core::sc_time_stamp().value();
-  Replay* replay = idle ? find_replay(key) : nullptr;
+  const Replay* replay = idle ? find_replay(key) : nullptr;
   if (replay == nullptr && idle) {
     if (const std::shared_ptr<ReplayCache::Pending> p = shared_->pending(key)) {
       // Another device of this configuration is recording the shape: check, wait for its

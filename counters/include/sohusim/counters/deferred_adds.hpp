@@ -30,9 +30,10 @@ namespace sohusim::counters {
 struct AddBatch {
   std::vector<std::pair<std::uint64_t*, std::uint64_t>> adds;  // counter slot, amount
   // What the adds bring each watched sum (Registry::watch_sum), by sum id: filled by
-  // Registry::fill_sums, so that a watched sum is read without settling.
+  // Registry::owe, so that a watched sum is read without settling.
   std::vector<std::pair<std::uint32_t, std::uint64_t>> sums;
-  std::uint64_t owed = 0;  // times the adds are owed
+  std::uint64_t sums_generation = ~std::uint64_t{0};  // the registry's count of watched sums when filled
+  std::uint64_t owed = 0;                             // times the adds are owed
 };
 
 class DeferredAdds {

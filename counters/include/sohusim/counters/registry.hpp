@@ -66,15 +66,14 @@ class Registry {
   // Increments owed to this registry's counters (deferred_adds.hpp), settled before any of
   // them is read.
   DeferredAdds& deferred() { return deferred_; }
+  // Owes `batch` `times` more times (deferred().owe), its share of the watched sums filled
+  // first if a sum was watched since it was last filled. Owers go through here.
+  void owe(const std::shared_ptr<AddBatch>& batch, std::uint64_t times = 1);
   // A sum of counters of this registry that is read without settling what is owed (see
-  // deferred_adds.hpp): its parts' counts plus what the owed batches bring it. Settles first;
-  // sums_generation() changes, and batches filled before must be filled again (fill_sums)
-  // before they are owed again. Returns the sum's id.
+  // deferred_adds.hpp): its parts' counts plus what the owed batches bring it. Settles first,
+  // so that no batch is owed with sums filled before this one existed. Returns the sum's id.
   std::uint32_t watch_sum(const std::vector<const Counter*>& parts);
   std::uint64_t watched_sum(std::uint32_t id) const;
-  // Sets batch.sums from batch.adds: what it brings each watched sum.
-  void fill_sums(AddBatch& batch) const;
-  std::uint64_t sums_generation() const { return sums_generation_; }
 
   // Every stat back to zero (formulas recompute, gauges keep their level); or
   // just those matching a glob.
@@ -111,7 +110,7 @@ class Registry {
   DeferredAdds deferred_;
   std::vector<std::vector<const std::uint64_t*>> sum_parts_;                        // per watched sum
   std::unordered_map<const std::uint64_t*, std::vector<std::uint32_t>> slot_sums_;  // slot -> sums
-  std::uint64_t sums_generation_ = 0;
+  std::uint64_t sums_generation_ = 0;  // changes with every watch_sum: batches' sums are filled again
 };
 
 // Scope: a registry seen through a name prefix, so a model registers

@@ -214,16 +214,13 @@ class FastDram final : public MemoryBackend {
   Cycle refreshes_counted_ = 0;
   // One REFab (or REFpb) per pseudo-channel per refresh interval, owed to the registry.
   std::shared_ptr<counters::AddBatch> refresh_adds_ = std::make_shared<counters::AddBatch>();
-  counters::DeferredAdds* deferred_ = nullptr;
   std::vector<std::uint64_t> stream_open_;    // per low digit: the hi last streamed (see .cpp)
   std::vector<std::uint64_t> stream_counts_;  // per pseudo-channel: accesses of one bulk request
   std::vector<std::uint32_t> digit_pc_;       // per pseudo-channel digit of a group: its index (empty: decode)
   mutable Cycle refi_k_ = 0;                  // refi_index's cache: [refi_start_, + tREFI) is interval refi_k_
   mutable Cycle refi_start_ = 0;
   counters::Counter* cycles_ = nullptr;
-  counters::Registry* registry_ = nullptr;
-  // Registry::sums_generation() when refresh_adds_->sums were filled.
-  std::uint64_t refresh_sums_generation_ = ~std::uint64_t{0};
+  counters::Registry* registry_ = nullptr;  // owed the refresh counts
 };
 
 }  // namespace sohusim::memory

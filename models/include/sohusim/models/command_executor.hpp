@@ -157,12 +157,10 @@ class CommandExecutor {
     // The counts to add (Counter::slot(): dense, in registration order) and how much, owed
     // to the registry at each replay and added when a counter is next read.
     std::shared_ptr<counters::AddBatch> increments = std::make_shared<counters::AddBatch>();
-    // Registry::sums_generation() when increments->sums were filled (Registry::fill_sums).
-    std::uint64_t sums_generation = ~std::uint64_t{0};
   };
-  void apply(Replay& r);
+  void apply(const Replay& r) { scope_.registry().owe(r.increments); }
   // This device's record of `key` (resolving a shared record onto its counters), or nullptr.
-  Replay* find_replay(const std::vector<std::uint32_t>& key);
+  const Replay* find_replay(const std::vector<std::uint32_t>& key);
   static bool replayable(const Sqe& sqe);
   static std::vector<std::uint32_t> signature(const Sqe& sqe);
   Outcome execute_with_replay(const Sqe& sqe, std::uint16_t qid);
