@@ -32,6 +32,23 @@ std::uint64_t now_ps() {
   return sc_core::sc_time_stamp().value();
 }
 
+/// One end of a DMA copy, as work on the unit that end is in.
+void add_dma_side(CommandWork& w, Space space, std::uint64_t bytes, bool written) {
+  switch (space) {
+    case Space::Host:
+      (written ? w.host_write_bytes : w.host_read_bytes) += bytes;
+      break;
+    case Space::Hbm:
+      w.hbm_bytes += bytes;
+      break;
+    case Space::Sram:
+      w.sram_bytes += bytes;
+      break;
+    default:
+      break;  // a peer's HBM: the link carries it (counted by the caller)
+  }
+}
+
 }  // namespace
 
 CommandExecutor::CommandExecutor(ExecutorWiring wiring, unsigned device_index, const counters::Scope& scope)
@@ -59,6 +76,7 @@ CommandExecutor::CommandExecutor(ExecutorWiring wiring, unsigned device_index, c
           return std::max(0.0, elapsed - busy);
         });
   };
+  for (const WorkClass& c : work_classes()) work_[c.opcode] = std::make_unique<WorkCounters>(scope, c);
   for (unsigned e = 0; e < w_.params->matrix.engines; ++e) add_engine(me_, "me" + std::to_string(e));
   for (unsigned e = 0; e < w_.params->vector.engines; ++e) add_engine(ve_, "ve" + std::to_string(e));
 }
@@ -195,6 +213,7 @@ const CommandExecutor::Replay* CommandExecutor::find_replay(const std::vector<st
   // Recorded by a device of the same configuration: its counters, under this device's prefix.
   Replay r;
   r.duration_ps = rec->duration_ps;
+  r.work = rec->work;
   refresh_own_counters();
   for (const auto& [suffix, n] : rec->increments) {
     const auto c = by_suffix_.find(suffix);
@@ -228,7 +247,7 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
       const std::uint64_t now = sc_core::sc_time_stamp().value();
       if (t0 + replay->duration_ps > now) wait_ps(t0 + replay->duration_ps - now);
       apply(*replay);
-      replayed_.inc();
+      replayed(sqe, sc_core::sc_time_stamp().value() - t0, replay->work);
       return o;
     }
   }
@@ -238,7 +257,7 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
     if (!o.ok()) return o;
     wait_ps(replay->duration_ps);
     apply(*replay);
-    replayed_.inc();
+    replayed(sqe, replay->duration_ps, replay->work);
     return o;
   }
   const std::vector<std::pair<counters::Counter*, std::uint64_t>> before =
@@ -246,8 +265,9 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
   std::shared_ptr<ReplayCache::Pending> recording;
   if (idle) recording = shared_->begin(key);
   Outcome o;
+  CommandWork work;
   try {
-    o = dispatch(sqe, qid);
+    o = dispatch(sqe, qid, false, {}, &work);
   } catch (...) {
     if (recording) shared_->end(key, recording, std::nullopt);  // followers must not wait forever
     throw;
@@ -258,6 +278,7 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
     Replay r;
     shared.emplace();
     r.duration_ps = shared->duration_ps = sc_core::sc_time_stamp().value() - t0;
+    r.work = shared->work = work;
     std::map<counters::Counter*, std::uint64_t> base;  // counters created meanwhile start at 0
     for (const auto& [c, v] : before) base[c] = v;
     const std::size_t prefix = scope_.prefix().empty() ? 0 : scope_.prefix().size() + 1;
@@ -276,22 +297,46 @@ Outcome CommandExecutor::execute_with_replay(const Sqe& sqe, std::uint16_t qid) 
   return o;
 }
 
-Outcome CommandExecutor::dispatch(const Sqe& sqe, std::uint16_t qid, bool validate_only, const Issuer& who) {
+void CommandExecutor::replayed(const Sqe& sqe, std::uint64_t duration_ps, const CommandWork& work) {
+  replayed_.inc();
+  if (WorkCounters* c = work_[sqe.opcode()].get()) {
+    c->sample_duration(duration_ps);
+    if (on_command_) on_command_(sqe, duration_ps, work);
+  }
+}
+
+Outcome CommandExecutor::dispatch(const Sqe& sqe, std::uint16_t qid, bool validate_only, const Issuer& who,
+                                  CommandWork* done) {
+  CommandWork work;
+  const std::uint64_t t0 = now_ps();
+  Outcome o = route(sqe, qid, validate_only, who, work);
+  if (!validate_only && o.ok()) {
+    if (WorkCounters* c = work_[sqe.opcode()].get()) {
+      c->add(work, now_ps() - t0);
+      if (on_command_) on_command_(sqe, now_ps() - t0, work);
+    }
+  }
+  if (done != nullptr) *done = work;
+  return o;
+}
+
+Outcome CommandExecutor::route(const Sqe& sqe, std::uint16_t qid, bool validate_only, const Issuer& who,
+                               CommandWork& work) {
   switch (sqe.opcode()) {
     case SOHU_IO_OP_NOP:
       return decode_no_operands(sqe, false);
     case SOHU_IO_OP_FENCE:
       return decode_no_operands(sqe, false);  // queues run in order: nothing earlier is pending
     case SOHU_IO_OP_DMA_COPY:
-      return exec_dma(sqe, who);
+      return exec_dma(sqe, who, work);
     case SOHU_IO_OP_GEMM:
-      return exec_gemm(sqe, validate_only);
+      return exec_gemm(sqe, validate_only, work);
     case SOHU_IO_OP_ATTENTION:
-      return exec_attention(sqe, validate_only);
+      return exec_attention(sqe, validate_only, work);
     case SOHU_IO_OP_VECTOR:
-      return exec_vector(sqe, validate_only);
+      return exec_vector(sqe, validate_only, work);
     case SOHU_IO_OP_COLLECTIVE:
-      return exec_collective(sqe);
+      return exec_collective(sqe, work);
     case SOHU_IO_OP_SEM_SIGNAL:
       return exec_sem_signal(sqe);
     case SOHU_IO_OP_SEM_WAIT:
@@ -310,7 +355,7 @@ Outcome CommandExecutor::dispatch(const Sqe& sqe, std::uint16_t qid, bool valida
 
 // ---- DMA ---------------------------------------------------------------------------
 
-Outcome CommandExecutor::exec_dma(const Sqe& sqe, const Issuer& who) {
+Outcome CommandExecutor::exec_dma(const Sqe& sqe, const Issuer& who, CommandWork& work) {
   DmaCopyCmd c{};
   Outcome o = decode(sqe, c);
   if (!o.ok()) return o;
@@ -367,6 +412,8 @@ Outcome CommandExecutor::exec_dma(const Sqe& sqe, const Issuer& who) {
       wait_ps(arrive - now_ps());
       peer_hbm.access(true, c.dst + off, data ? buf.data() : nullptr, n, sqe.correlation());
     }
+    add_dma_side(work, c.src_space, c.length, false);
+    work.link_bytes += c.length;
     return {};
   }
   const sc_core::sc_time t0 = sc_core::sc_time_stamp();
@@ -389,13 +436,15 @@ Outcome CommandExecutor::exec_dma(const Sqe& sqe, const Issuer& who) {
                              " failed" + (r.failed_space == Space::Host ? " (IOMMU fault or unsupported request)" : ""),
                          r.failed_address);
   }
+  add_dma_side(work, c.src_space, c.length, false);
+  add_dma_side(work, c.dst_space, c.length, true);
   return {};
 }
 
 // ---- engines -----------------------------------------------------------------------
 
 bool CommandExecutor::run_engines(bool matrix, std::vector<std::vector<EngineTile>>& per_engine, DataType dt,
-                                  std::uint64_t correlation, const char* tile_name) {
+                                  std::uint64_t correlation, const char* tile_name, CommandWork& work) {
   // A tile's operand stream is modelled as one range from its first block; near the end of
   // HBM that range may run past it: slide it back inside (same bytes, same channels spread).
   const std::uint64_t hbm_size = w_.hbm->size();
@@ -422,6 +471,12 @@ bool CommandExecutor::run_engines(bool matrix, std::vector<std::vector<EngineTil
   auto join = std::make_shared<Join>();
   for (unsigned e = 0; e < per_engine.size() && e < engines.size(); ++e) {
     if (per_engine[e].empty()) continue;
+    // The command's work, as run_engine_tiles counts it on the engine.
+    for (const EngineTile& t : per_engine[e]) {
+      (matrix ? work.matrix_flops : work.vector_flops) += t.flops != 0 ? t.flops : 2 * t.useful_macs;
+      work.hbm_bytes += t.load_bytes + (t.store_to_sram ? 0 : t.store_bytes);
+      work.sram_bytes += t.sram_read_bytes + (t.store_to_sram ? t.store_bytes : 0);
+    }
     engines[e]->stall_dependency_cycles.inc(waited);
     ++join->running;
     EngineTrace tr;
@@ -456,7 +511,7 @@ bool CommandExecutor::write_tensor(std::uint64_t addr, const std::vector<float>&
   return w_.hbm->debug(true, addr, raw.data(), raw.size());
 }
 
-Outcome CommandExecutor::exec_gemm(const Sqe& sqe, bool validate_only) {
+Outcome CommandExecutor::exec_gemm(const Sqe& sqe, bool validate_only, CommandWork& work) {
   GemmCmd g{};
   Outcome o = decode(sqe, g);
   if (!o.ok()) return o;
@@ -555,7 +610,7 @@ Outcome CommandExecutor::exec_gemm(const Sqe& sqe, bool validate_only) {
       tiles[e].push_back(et);
     }
   }
-  if (!run_engines(true, tiles, g.in, sqe.correlation(), "gemm tile")) {
+  if (!run_engines(true, tiles, g.in, sqe.correlation(), "gemm tile", work)) {
     return Outcome::fail(Status::InternalError, "GEMM: an operand stream failed in HBM");
   }
   if (split > 1) {
@@ -585,7 +640,7 @@ Outcome CommandExecutor::exec_gemm(const Sqe& sqe, bool validate_only) {
         reduce[v].push_back(et);
       }
     }
-    if (!run_engines(false, reduce, DataType::FP32, sqe.correlation(), "gemm split-k reduce")) {
+    if (!run_engines(false, reduce, DataType::FP32, sqe.correlation(), "gemm split-k reduce", work)) {
       return Outcome::fail(Status::InternalError, "GEMM: a split-K partial stream failed");
     }
   }
@@ -611,7 +666,7 @@ Outcome CommandExecutor::exec_gemm(const Sqe& sqe, bool validate_only) {
   return {};
 }
 
-Outcome CommandExecutor::exec_attention(const Sqe& sqe, bool validate_only) {
+Outcome CommandExecutor::exec_attention(const Sqe& sqe, bool validate_only, CommandWork& work) {
   AttentionCmd at{};
   Outcome o = decode(sqe, at);
   if (!o.ok()) return o;
@@ -663,7 +718,7 @@ Outcome CommandExecutor::exec_attention(const Sqe& sqe, bool validate_only) {
       next = (next + 1) % p.matrix.engines;
     }
   }
-  if (!run_engines(true, tiles, at.dtype, sqe.correlation(), "attention head")) {
+  if (!run_engines(true, tiles, at.dtype, sqe.correlation(), "attention head", work)) {
     return Outcome::fail(Status::InternalError, "ATTENTION: an operand stream failed in HBM");
   }
   if (w_.hbm->holds_data()) {
@@ -687,7 +742,7 @@ Outcome CommandExecutor::exec_attention(const Sqe& sqe, bool validate_only) {
   return {};
 }
 
-Outcome CommandExecutor::exec_vector(const Sqe& sqe, bool validate_only) {
+Outcome CommandExecutor::exec_vector(const Sqe& sqe, bool validate_only, CommandWork& work) {
   VectorCmd vc{};
   Outcome o = decode(sqe, vc);
   if (!o.ok()) return o;
@@ -717,7 +772,7 @@ Outcome CommandExecutor::exec_vector(const Sqe& sqe, bool validate_only) {
   if (!(o = check_device_range(ctx, Space::Hbm, vc.out, out_elems * ob, true, ob, "VECTOR OUT", out)).ok()) return o;
   if (validate_only) return {};
   const DeviceParams& p = *w_.params;
-  const VectorWork work = vector_op_cost(p.vector, vc.op, vc.rows, vc.cols, vc.in, vc.out_type);
+  const VectorWork cost = vector_op_cost(p.vector, vc.op, vc.rows, vc.cols, vc.in, vc.out_type);
   // Rows in tiles of at most 64 KiB of input, dealt over the vector engines.
   const std::uint64_t row_bytes = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(vc.cols) * ib);
   const std::uint64_t rows_per_tile = std::max<std::uint64_t>(1, (64ULL << 10) / row_bytes);
@@ -728,14 +783,14 @@ Outcome CommandExecutor::exec_vector(const Sqe& sqe, bool validate_only) {
     EngineTile t;
     t.load_address = x.phys + r0 * vc.cols * ib;
     t.load_bytes = n * vc.cols * ib + (vc.op == VectorOp::Add ? n * vc.cols * ib : 0);
-    t.compute_cycles = std::max<std::uint64_t>(1, work.cycles * n / vc.rows);
-    t.flops = work.flops * n / vc.rows;
+    t.compute_cycles = std::max<std::uint64_t>(1, cost.cycles * n / vc.rows);
+    t.flops = cost.flops * n / vc.rows;
     t.store_address = out.phys + r0 * out_cols * ob;
     t.store_bytes = n * out_cols * ob;
     tiles[next].push_back(t);
     next = (next + 1) % p.vector.engines;
   }
-  if (!run_engines(false, tiles, vc.in, sqe.correlation(), to_string(vc.op))) {
+  if (!run_engines(false, tiles, vc.in, sqe.correlation(), to_string(vc.op), work)) {
     return Outcome::fail(Status::InternalError, "VECTOR: an operand stream failed in HBM");
   }
   if (w_.hbm->holds_data()) {
@@ -796,7 +851,7 @@ void CommandExecutor::deliver(unsigned from, std::uint32_t tag, Message m) {
   arrived_.notify(sc_core::SC_ZERO_TIME);
 }
 
-Outcome CommandExecutor::exec_all_reduce(const Sqe& sqe, const CollectiveCmd& c) {
+Outcome CommandExecutor::exec_all_reduce(const Sqe& sqe, const CollectiveCmd& c, CommandWork& work) {
   std::vector<unsigned> peers;
   for (unsigned d = 0; d < 32; ++d) {
     if (((c.peers >> d) & 1u) == 0) continue;
@@ -879,14 +934,17 @@ Outcome CommandExecutor::exec_all_reduce(const Sqe& sqe, const CollectiveCmd& c)
     encode(c.dtype, total.data(), mine.data(), total.size());
   }
   w_.hbm->access(true, local.phys, data ? mine.data() : nullptr, c.length, sqe.correlation());
+  work.hbm_bytes += 3 * c.length;  // read to send, read to add, write
+  work.link_bytes += c.length * peers.size();
+  work.vector_flops += add.flops;
   return {};
 }
 
-Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
+Outcome CommandExecutor::exec_collective(const Sqe& sqe, CommandWork& work) {
   CollectiveCmd c{};
   Outcome o = decode(sqe, c);
   if (!o.ok()) return o;
-  if (c.op == CollectiveOp::AllReduce) return exec_all_reduce(sqe, c);
+  if (c.op == CollectiveOp::AllReduce) return exec_all_reduce(sqe, c, work);
   auto it = peers_.find(c.peer);
   if (it == peers_.end() || it->second.peer == nullptr) {
     return Outcome::fail(Status::PeerUnreachable,
@@ -909,6 +967,8 @@ Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
     w_.hbm->access(false, local.phys, m.data.empty() ? nullptr : m.data.data(), c.length, sqe.correlation());
     m.arrive_ps = it->second.tx->send(now_ps(), c.length);
     peer.deliver(index_, c.tag, std::move(m));
+    // The transfer goes on after the SEND completes: its link time is the receive's.
+    work.hbm_bytes += c.length;
     return {};
   }
   // RECV / REDUCE_STEP / GATHER_STEP: wait for the peer's message with this tag, then write
@@ -933,6 +993,7 @@ Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
   }
   if (m.arrive_ps > now_ps()) wait_ps(m.arrive_ps - now_ps());
   if (gen != abort_generation_) return Outcome::fail(Status::AbortedReset, "COLLECTIVE: receive aborted");
+  work.link_bytes += c.length;  // received: this command waited for the transfer
   if (c.op == CollectiveOp::ReduceStep) {
     w_.hbm->access(false, local.phys, nullptr, c.length, sqe.correlation());
     // The add, spread over every vector engine.
@@ -941,6 +1002,8 @@ Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
         vector_op_cost(w_.params->vector, VectorOp::Add, 1, std::max<std::uint64_t>(1, elems), c.dtype, c.dtype);
     const std::uint64_t engines = std::max(1u, w_.params->vector.engines);
     wait_ps((add.cycles + engines - 1) / engines * w_.params->period_ps());
+    work.hbm_bytes += c.length;
+    work.vector_flops += add.flops;
     if (data && !m.data.empty()) {
       std::vector<std::uint8_t> mine(c.length, 0);
       w_.hbm->debug(false, local.phys, mine.data(), c.length);
@@ -952,6 +1015,7 @@ Outcome CommandExecutor::exec_collective(const Sqe& sqe) {
     }
   }
   w_.hbm->access(true, local.phys, m.data.empty() ? nullptr : m.data.data(), c.length, sqe.correlation());
+  work.hbm_bytes += c.length;
   return {};
 }
 

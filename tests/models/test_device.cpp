@@ -614,6 +614,70 @@ SOHUSIM_SYSTEMC_TEST(Device, ReplayedIncrementsReachAWatchedSumUnsettled) {
   EXPECT_DOUBLE_EQ(b.sum("dev0.me*.active_cycles"), watched);
 }
 
+// Each command's work, tallied where the executor moves it, adds up over the classes to the
+// device's own counters (a replayed command's included), and reaches a command observer with
+// the same numbers and its shape.
+SOHUSIM_SYSTEMC_TEST(Device, CommandWorkAddsUpToTheDevicesCounters) {
+  DeviceBench b;
+  std::vector<WorkShape> shapes;
+  std::vector<CommandWork> works;
+  std::vector<std::uint64_t> durations;
+  b.dev().executor().set_command_observer([&](const Sqe& s, std::uint64_t ps, const CommandWork& w) {
+    shapes.push_back(work_shape(s));
+    works.push_back(w);
+    durations.push_back(ps);
+  });
+  run(b, [&] {
+    b.bring_up();
+    const std::vector<std::uint8_t> bytes(1 << 20, 1);
+    b.upload(0, bytes.data(), bytes.size());
+    for (int i = 0; i < 2; ++i)  // the second replays the first
+      b.agent->run(1, make_gemm(0, 8 << 20, 16 << 20, 256, 512, 384, DataType::BF16, DataType::BF16));
+    b.agent->run(1, make_vector(VectorOp::RmsNorm, 0, 1 << 20, 24 << 20, 64, 4096, DataType::BF16, DataType::BF16));
+    b.agent->run(1, make_attention(0, 4 << 20, 8 << 20, 12 << 20, 2, 1, 300, 8, 2, 128, DataType::BF16, false));
+    b.download(0, 4096);
+  });
+  ASSERT_EQ(b.count("dev0.exec.replayed"), 1.0);
+  double hbm = 0, matrix = 0, vector = 0, sram = 0, host_read = 0, host_write = 0, link = 0;
+  for (const WorkClass& c : work_classes()) {
+    const std::string at = std::string("dev0.exec.") + c.name + ".";
+    hbm += b.count(at + "hbm_bytes");
+    matrix += b.count(at + "matrix_flops");
+    vector += b.count(at + "vector_flops");
+    sram += b.count(at + "sram_bytes");
+    host_read += b.count(at + "host_read_bytes");
+    host_write += b.count(at + "host_write_bytes");
+    link += b.count(at + "link_bytes");
+  }
+  EXPECT_DOUBLE_EQ(hbm, b.count("dev0.hbm.port.bytes_read") + b.count("dev0.hbm.port.bytes_written"));
+  EXPECT_DOUBLE_EQ(matrix, b.sum("dev0.me*.flops.*"));
+  EXPECT_DOUBLE_EQ(vector, b.sum("dev0.ve*.flops.*"));
+  EXPECT_GT(vector, 0);
+  EXPECT_DOUBLE_EQ(sram, b.count("dev0.sram.bytes_read") + b.count("dev0.sram.bytes_written"));
+  EXPECT_DOUBLE_EQ(host_read, 1 << 20);
+  EXPECT_DOUBLE_EQ(host_write, 4096);
+  EXPECT_DOUBLE_EQ(link, 0);
+  const auto* gemm = dynamic_cast<const counters::Distribution*>(b.registry.find("dev0.exec.gemm.duration"));
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->count(), 2u);
+  // The observer: every command of a work class, in order, the replay with the record's work.
+  ASSERT_EQ(shapes.size(), 6u);
+  EXPECT_EQ(shapes[0].describe(), "DMA_COPY host->hbm <=1 MiB");
+  EXPECT_EQ(works[0].host_read_bytes, 1u << 20);
+  EXPECT_EQ(works[0].hbm_bytes, 1u << 20);
+  EXPECT_EQ(shapes[1].describe(), "GEMM 256x512x384 bf16");
+  EXPECT_TRUE(shapes[2] == shapes[1]);
+  EXPECT_EQ(works[1].matrix_flops, 2ull * 256 * 512 * 384);
+  EXPECT_EQ(works[2].matrix_flops, works[1].matrix_flops);
+  EXPECT_EQ(works[2].hbm_bytes, works[1].hbm_bytes);
+  EXPECT_EQ(durations[2], durations[1]);
+  EXPECT_EQ(shapes[3].describe(), "VECTOR rmsnorm 64x4096 bf16");
+  EXPECT_EQ(shapes[4].describe(), "ATTENTION b2 q1 kv<=512 h8/2 d128 bf16");  // KV length 300 in its bucket
+  EXPECT_EQ(shapes[5].describe(), "DMA_COPY hbm->host <=4 KiB");
+  EXPECT_DOUBLE_EQ(b.count("dev0.exec.gemm.matrix_flops"),
+                   static_cast<double>(works[1].matrix_flops + works[2].matrix_flops));
+}
+
 SOHUSIM_SYSTEMC_TEST(Device, ReplayIsOffInFunctionalModeAndWhenDisabled) {
   DeviceBench f({"sim.data_mode=functional"});
   EXPECT_FALSE(f.dev().params().replay);

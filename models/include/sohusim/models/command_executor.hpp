@@ -65,6 +65,7 @@
 #include "sohusim/counters/trace_recorder.hpp"
 #include "sohusim/models/c2c_link.hpp"
 #include "sohusim/models/command.hpp"
+#include "sohusim/models/command_work.hpp"
 #include "sohusim/models/device_mmu.hpp"
 #include "sohusim/models/device_params.hpp"
 #include "sohusim/models/dma_engine.hpp"
@@ -126,6 +127,10 @@ class CommandExecutor {
   void set_timestamp_observer(std::function<void(std::uint64_t device_ns)> observer) {
     on_timestamp_ = std::move(observer);
   }
+  /// Called after each successful command of a work class (command_work.hpp), simulated or
+  /// replayed, with its execution time and its work: a profiler groups them by shape.
+  using CommandObserver = std::function<void(const Sqe&, std::uint64_t duration_ps, const CommandWork&)>;
+  void set_command_observer(CommandObserver observer) { on_command_ = std::move(observer); }
   /// Executes one I/O command (already fetched). Blocking. The outcome's status goes into
   /// the completion entry; `result` into its RESULT field.
   Outcome execute(const Sqe& sqe, std::uint16_t qid, const Issuer& who = {});
@@ -150,10 +155,19 @@ class CommandExecutor {
   Outcome check_device_range(unsigned ctx, Space space, std::uint64_t addr, std::uint64_t bytes, bool write,
                              unsigned align, const char* what, Operand& out);
   /// validate_only: GEMM, ATTENTION and VECTOR stop after their operand checks (replay).
-  Outcome dispatch(const Sqe& sqe, std::uint16_t qid, bool validate_only = false, const Issuer& who = {});
+  /// Otherwise a command of a work class (command_work.hpp) that succeeds adds its work and
+  /// duration to its class's counters.
+  /// `done` (if given) receives the command's work.
+  Outcome dispatch(const Sqe& sqe, std::uint16_t qid, bool validate_only = false, const Issuer& who = {},
+                   CommandWork* done = nullptr);
+  Outcome route(const Sqe& sqe, std::uint16_t qid, bool validate_only, const Issuer& who, CommandWork& work);
+  /// A replayed command's duration, into its class's distribution (its counters come with
+  /// the replay), and to the observer with the recorded work.
+  void replayed(const Sqe& sqe, std::uint64_t duration_ps, const CommandWork& work);
   // Replay (see the header comment).
   struct Replay {
     std::uint64_t duration_ps = 0;
+    CommandWork work;
     // The counts to add (Counter::slot(): dense, in registration order) and how much, owed
     // to the registry at each replay and added when a counter is next read.
     std::shared_ptr<counters::AddBatch> increments = std::make_shared<counters::AddBatch>();
@@ -166,20 +180,21 @@ class CommandExecutor {
   Outcome execute_with_replay(const Sqe& sqe, std::uint16_t qid);
   std::vector<std::pair<counters::Counter*, std::uint64_t>> device_counters();
   void refresh_own_counters();
-  Outcome exec_dma(const Sqe&, const Issuer& who);
-  Outcome exec_gemm(const Sqe&, bool validate_only);
-  Outcome exec_attention(const Sqe&, bool validate_only);
-  Outcome exec_vector(const Sqe&, bool validate_only);
-  Outcome exec_collective(const Sqe&);
-  Outcome exec_all_reduce(const Sqe&, const CollectiveCmd&);
+  Outcome exec_dma(const Sqe&, const Issuer& who, CommandWork& work);
+  Outcome exec_gemm(const Sqe&, bool validate_only, CommandWork& work);
+  Outcome exec_attention(const Sqe&, bool validate_only, CommandWork& work);
+  Outcome exec_vector(const Sqe&, bool validate_only, CommandWork& work);
+  Outcome exec_collective(const Sqe&, CommandWork& work);
+  Outcome exec_all_reduce(const Sqe&, const CollectiveCmd&, CommandWork& work);
   Outcome exec_sem_signal(const Sqe&);
   Outcome exec_sem_wait(const Sqe&);
   Outcome exec_timestamp(const Sqe&, const Issuer& who);
   Outcome exec_pmu_snapshot(const Sqe&, const Issuer& who);
   Outcome exec_program(const Sqe&, std::uint16_t qid, const Issuer& who);
-  /// Runs per-engine tile lists on the matrix (or vector) engines; false on a memory error.
+  /// Runs per-engine tile lists on the matrix (or vector) engines and adds their work to
+  /// `work`; false on a memory error.
   bool run_engines(bool matrix, std::vector<std::vector<EngineTile>>& per_engine, DataType dt,
-                   std::uint64_t correlation, const char* tile_name);
+                   std::uint64_t correlation, const char* tile_name, CommandWork& work);
   bool read_tensor(std::uint64_t addr, std::uint64_t count, DataType t, std::vector<float>& out);
   bool write_tensor(std::uint64_t addr, const std::vector<float>& v, DataType t);
   void wait_ps(std::uint64_t ps);
@@ -207,6 +222,7 @@ class CommandExecutor {
   counters::Counter& commands_;
   counters::Counter& functional_ops_;
   counters::Counter& replayed_;
+  std::unique_ptr<WorkCounters> work_[256];  // by I/O opcode: the work classes' counters
   counters::Scope scope_;
   std::unordered_map<std::vector<std::uint32_t>, Replay, SignatureHash> replays_;  // on this device's counters
   std::shared_ptr<ReplayCache> shared_;                            // records shared with identical devices
@@ -215,6 +231,7 @@ class CommandExecutor {
   std::size_t counters_seen_ = 0;                                  // registry size when own_counters_ was built
   unsigned in_flight_ = 0;                                         // commands executing now
   std::function<void(std::uint64_t)> on_timestamp_;
+  CommandObserver on_command_;
   std::uint64_t started_ = 0;  // commands started so far (detects overlap while recording)
 };
 

@@ -21,6 +21,8 @@
 
 #include <systemc>
 
+#include "sohusim/models/command_work.hpp"
+
 namespace sohusim::models {
 
 class SohuDevice;
@@ -43,6 +45,7 @@ class ReplayCache {
   struct Record {
     std::uint64_t duration_ps = 0;
     std::vector<std::pair<std::string, std::uint64_t>> increments;  // counter name below the device prefix
+    CommandWork work;                                               // what the command did (command_work.hpp)
   };
   /// The record of `signature`, or nullptr.
   const Record* find(const std::vector<std::uint32_t>& signature) const {
