@@ -29,19 +29,26 @@ std::string pct(double f) {
   return fixed(f * 100, 1) + "%";
 }
 
-void analyse_op(const RunProfile& p, const OpRecord& op, const AnalysisOptions& o, OpAnalysis& a) {
-  a.op = op.id;
-  const double secs = op.duration_ns * 1e-9;
+// Speed of light of `work` done at `place` in `secs`, per resource, and the top one.
+template <typename A>
+void speed_of_light(const RunProfile& p, const std::string& place, const double (&work)[kResources], double secs,
+                    const AnalysisOptions& o, A& a) {
   for (unsigned r = 0; r < kResources; ++r) {
-    const Unit* u = p.unit(op.place, static_cast<Resource>(r));
-    if (op.work[r] <= 0 || u == nullptr || secs <= 0) continue;
-    a.sol[r] = op.work[r] / secs / u->peak;
+    const Unit* u = p.unit(place, static_cast<Resource>(r));
+    if (work[r] <= 0 || u == nullptr || secs <= 0) continue;
+    a.sol[r] = work[r] / secs / u->peak;
     if (a.sol[r] > a.top_sol) {
       a.top_sol = a.sol[r];
       a.top = static_cast<Resource>(r);
     }
   }
   a.verdict = a.top_sol >= o.bound_threshold ? verdict_of(a.top) : Verdict::Latency;
+}
+
+void analyse_op(const RunProfile& p, const OpRecord& op, const AnalysisOptions& o, OpAnalysis& a) {
+  a.op = op.id;
+  const double secs = op.duration_ns * 1e-9;
+  speed_of_light(p, op.place, op.work, secs, o, a);
   Roofline& rf = a.roofline;
   const double flops = op.work[static_cast<unsigned>(Resource::Compute)];
   const Unit* cu = p.unit(op.place, Resource::Compute);
@@ -396,6 +403,14 @@ Analysis analyze(const RunProfile& profile, const AnalysisOptions& options) {
   Analysis a;
   a.ops.resize(profile.ops.size());
   for (const OpRecord& op : profile.ops) analyse_op(profile, op, options, a.ops[op.id]);
+  for (std::size_t i = 0; i < profile.commands.size(); ++i) {
+    const CommandStat& c = profile.commands[i];
+    if (!c.has_work()) continue;
+    CommandAnalysis ca;
+    ca.row = static_cast<std::uint32_t>(i);
+    speed_of_light(profile, c.place, c.work, c.count * c.mean * 1e-9, options, ca);
+    a.commands.push_back(ca);
+  }
   critical_path(profile, options, a);
   summarise_places(profile, a);
   detect(profile, options, a);

@@ -210,7 +210,8 @@ void write_profile(std::ostream& os, const RunProfile& p) {
                         {"p50", c.p50},
                         {"p90", c.p90},
                         {"p99", c.p99},
-                        {"max", c.max}});
+                        {"max", c.max},
+                        {"work", per_resource_json(c.work)}});
   }
   j["commands"] = commands;
   json hosts = json::array();
@@ -335,6 +336,7 @@ RunProfile read_profile(std::istream& is, const std::string& source) {
     c.p90 = rd.number(o, at, "p90", false);
     c.p99 = rd.number(o, at, "p99", false);
     c.max = rd.number(o, at, "max", false);
+    rd.per_resource(o, at, "work", c.work);
     p.commands.push_back(c);
   }
   const json& hosts = rd.array(j, "$", "hosts");

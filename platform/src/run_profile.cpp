@@ -5,9 +5,11 @@
 
 #include "sohusim/counters/distribution.hpp"
 #include "sohusim/memory/sram.hpp"
+#include "sohusim/models/command_work.hpp"
 #include "sohusim/models/matrix_engine_params.hpp"
 #include "sohusim/models/sohu_device.hpp"
 #include "sohusim/pcie/link_params.hpp"
+#include "sohusim/platform/command_profile.hpp"
 #include "sohusim/platform/profile_sampler.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
@@ -62,8 +64,8 @@ counters::RunProfile build_run_profile(Simulator& sim, const std::vector<workloa
     const pcie::LinkParams link = pcie::LinkParams::from_config(cfg);
     ports[d] = static_cast<double>(reg.glob(dev + ".c2c.to*.tx.bytes").size());
     p.units.push_back({dev, Resource::Compute, models::peak_flops(dp.matrix, mdtype)});
-    p.units.push_back(
-        {dev, Resource::Vector, static_cast<double>(dp.vector.engines) * dp.vector.lanes * dp.vector.clock_hz});
+    // A lane retires one FMA (2 FLOP) per cycle (vector_cost.hpp counts an fma as 2 FLOP).
+    p.units.push_back({dev, Resource::Vector, 2.0 * dp.vector.engines * dp.vector.lanes * dp.vector.clock_hz});
     p.units.push_back({dev, Resource::Hbm, dp.hbm_peak_bytes_per_s});
     p.units.push_back(
         {dev, Resource::Sram, static_cast<double>(sram.banks) * sram.ports * sram.access_width * sram.clock_hz});
@@ -91,6 +93,32 @@ counters::RunProfile build_run_profile(Simulator& sim, const std::vector<workloa
       if (dist == nullptr || dist->count() == 0) continue;
       p.commands.push_back({dev, name, static_cast<double>(dist->count()), dist->mean(), dist->percentile(0.5),
                             dist->percentile(0.9), dist->percentile(0.99), dist->max()});
+    }
+    // The classes of command that move or compute data: latency and the work they did
+    // (command_work.hpp), for their speed of light; per shape below when the run was
+    // profiled command by command.
+    for (const models::WorkClass& c : models::work_classes()) {
+      if (sim.command_profile() != nullptr) break;
+      const std::string at = dev + ".exec." + c.name + ".";
+      const auto* dist = dynamic_cast<const counters::Distribution*>(reg.find(at + "duration"));
+      if (dist == nullptr || dist->count() == 0) continue;
+      counters::CommandStat row{dev,
+                                c.command,
+                                static_cast<double>(dist->count()),
+                                dist->mean(),
+                                dist->percentile(0.5),
+                                dist->percentile(0.9),
+                                dist->percentile(0.99),
+                                dist->max()};
+      for (const auto& [leaf, r] : {std::pair<const char*, Resource>{"matrix_flops", Resource::Compute},
+                                    {"vector_flops", Resource::Vector},
+                                    {"hbm_bytes", Resource::Hbm},
+                                    {"sram_bytes", Resource::Sram},
+                                    {"host_read_bytes", Resource::PcieH2d},
+                                    {"host_write_bytes", Resource::PcieD2h},
+                                    {"link_bytes", Resource::Link}})
+        row.work[ix(r)] = stat(reg, at + leaf);
+      p.commands.push_back(std::move(row));
     }
   }
   for (unsigned h = 0; h < sys.host_count(); ++h) {
@@ -192,6 +220,9 @@ counters::RunProfile build_run_profile(Simulator& sim, const std::vector<workloa
     }
   }
   if (const ProfileSampler* s = sim.profile_sampler(); s != nullptr) p.windows = s->windows();
+  if (const CommandProfile* c = sim.command_profile(); c != nullptr) {
+    for (counters::CommandStat& row : c->rows()) p.commands.push_back(std::move(row));
+  }
   p.validate();
   return p;
 }

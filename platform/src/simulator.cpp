@@ -11,6 +11,7 @@
 
 #include "sohusim/counters/sampler_trace_sink.hpp"
 #include "sohusim/counters/trace_writer.hpp"
+#include "sohusim/platform/command_profile.hpp"
 #include "sohusim/platform/profile_sampler.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/sim/sim_time.hpp"
@@ -96,6 +97,14 @@ Simulator::Simulator(const SimulatorOptions& options) {
         s->stamp(d, device_ns, sim::to_ns(sc_core::sc_time_stamp()));
       });
     }
+    // Every command that moves or computes data, by shape, for the per-command speed of light.
+    command_profile_ = std::make_unique<CommandProfile>(system_->device_count());
+    for (unsigned d = 0; d < system_->device_count(); ++d) {
+      system_->device(d).executor().set_command_observer(
+          [c = command_profile_.get(), d](const models::Sqe& sqe, std::uint64_t ps, const models::CommandWork& w) {
+            c->observe(d, sqe, ps, w);
+          });
+    }
   }
   if (!options.sample_patterns.empty()) {
     if (options.sample_interval_ns == 0) throw std::invalid_argument("sample interval must be > 0 ns");
@@ -115,6 +124,8 @@ Simulator::~Simulator() {
     // See run(): threads are suspended inside these objects; keep them (reachable) until exit.
     static std::vector<std::unique_ptr<ProfileSampler>> samplers;
     samplers.push_back(std::move(sampler_));
+    static std::vector<std::unique_ptr<CommandProfile>> command_profiles;
+    command_profiles.push_back(std::move(command_profile_));
     static std::vector<std::unique_ptr<counters::Sampler>> stats_samplers;
     stats_samplers.push_back(std::move(stats_sampler_));
     static std::vector<std::unique_ptr<State>> states;

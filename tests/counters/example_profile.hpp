@@ -166,6 +166,12 @@ inline ExampleRun example_run(int layers = 4, int devices = 2) {
     p.commands.push_back({dev, "submit_to_start", 120.0 * layers, 850, 800, 1200, 2400, 3100});
     p.commands.push_back({dev, "start_to_complete", 120.0 * layers, 41000, 9000, 180000, 1100000, 1100000});
     p.commands.push_back({dev, "GEMM", 40.0 * layers, 160000, 66000, 350000, 1100000, 1100000});
+    // A kind of command with its work: 60 % of compute peak and 10 % of HBM over its commands' time.
+    CommandStat gemv{dev, "GEMM 8192x8192x8192 bf16", 4.0 * layers, 20000, 20000, 21000, 22000, 22000};
+    const double secs = gemv.count * gemv.mean * 1e-9;
+    gemv.work[static_cast<unsigned>(Resource::Compute)] = 0.6 * kComputePeak * secs;
+    gemv.work[static_cast<unsigned>(Resource::Hbm)] = 0.1 * kHbmPeak * secs;
+    p.commands.push_back(gemv);
     p.facts[dev] = {{"pcie_mps_bytes", 256}, {"pcie_h2d_avg_payload_bytes", 64}, {"hbm_row_hit_rate", 0.42}};
   }
   p.hosts.push_back({"host0", 0.31 * (p.end_ns - p.start_ns), static_cast<double>(layers), 10.0 * layers,

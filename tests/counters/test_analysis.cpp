@@ -71,6 +71,36 @@ TEST(Analysis, GemvStreamingWeightsIsHbmBound) {
   EXPECT_EQ(a.run_verdict, Verdict::Hbm);
 }
 
+TEST(Analysis, KindsOfCommandGetTheirSpeedOfLightOverTheirOwnTime) {
+  RunProfile p = system();
+  add(p, "step", 0, 1e6);
+  // 100 GEMVs of 10 us each streaming 36 MB apiece: 90 % of HBM over their 1 ms.
+  CommandStat gemv{"dev0", "GEMM 1x8192x4096 fp8", 100, 10000, 10000, 10000, 10000, 10000};
+  gemv.work[ix(Resource::Hbm)] = 0.9 * kHbm * 1e-3;
+  gemv.work[ix(Resource::Compute)] = 2 * 8192.0 * 4096 * 100;
+  // 10 uploads of 1 MB in 25 us each: 80 % of PCIe h2d.
+  CommandStat upload{"dev0", "DMA_COPY host->hbm <=1 MiB", 10, 25000, 25000, 25000, 25000, 25000};
+  upload.work[ix(Resource::PcieH2d)] = 0.8 * kPcie * 250e-6;
+  upload.work[ix(Resource::Hbm)] = upload.work[ix(Resource::PcieH2d)];
+  // A latency-only row (no work): not analysed.
+  CommandStat latency{"dev0", "start_to_complete", 110, 11000, 10000, 25000, 25000, 25000};
+  p.commands = {latency, gemv, upload};
+  const Analysis a = analyze(p);
+  ASSERT_EQ(a.commands.size(), 2u);
+  EXPECT_EQ(a.commands[0].row, 1u);
+  EXPECT_EQ(a.commands[0].top, Resource::Hbm);
+  EXPECT_NEAR(a.commands[0].top_sol, 0.9, 1e-9);
+  EXPECT_NEAR(a.commands[0].sol[ix(Resource::Compute)], 2 * 8192.0 * 4096 * 100 / 1e-3 / kCompute, 1e-12);
+  EXPECT_EQ(a.commands[0].verdict, Verdict::Hbm);
+  EXPECT_EQ(a.commands[1].row, 2u);
+  EXPECT_EQ(a.commands[1].top, Resource::PcieH2d);
+  EXPECT_NEAR(a.commands[1].top_sol, 0.8, 1e-9);
+  EXPECT_EQ(a.commands[1].verdict, Verdict::Pcie);
+  // Below the bound threshold on every unit: latency/launch-bound.
+  p.commands[1].mean *= 10;
+  EXPECT_EQ(analyze(p).commands[0].verdict, Verdict::Latency);
+}
+
 TEST(Analysis, LargeGemmIsComputeBound) {
   RunProfile p = system();
   const double flops = 2.0 * 8192 * 8192 * 8192;

@@ -47,7 +47,10 @@ RunProfile sample() {
   w.stalls.busy_useful = 10;
   w.stalls.idle = 5;
   p.windows = {w};
-  p.commands = {{"dev0", "start_to_complete", 12, 800, 700, 1200, 1500, 1600}};
+  p.commands = {{"dev0", "start_to_complete", 12, 800, 700, 1200, 1500, 1600},
+                {"dev0", "GEMM 1x8192x1024 fp8_e4m3", 4, 2000, 2000, 2100, 2200, 2200}};
+  p.commands[1].work[static_cast<unsigned>(Resource::Hbm)] = 3.4e7;
+  p.commands[1].work[static_cast<unsigned>(Resource::Compute)] = 6.7e7;
   p.hosts = {{"host0", 2500, 2, 30, 1000}};
   p.facts["dev0"]["pcie_mps_bytes"] = 256;
   return p;
@@ -90,8 +93,12 @@ TEST(Profile, RoundTripKeepsEveryField) {
   ASSERT_EQ(q.windows.size(), 1u);
   EXPECT_DOUBLE_EQ(q.windows[0].rate[static_cast<unsigned>(Resource::Hbm)], 1.5e12);
   EXPECT_DOUBLE_EQ(q.windows[0].stalls.total(), 15);
-  ASSERT_EQ(q.commands.size(), 1u);
+  ASSERT_EQ(q.commands.size(), 2u);
   EXPECT_DOUBLE_EQ(q.commands[0].p99, 1500);
+  EXPECT_FALSE(q.commands[0].has_work());  // an empty "work" object
+  EXPECT_EQ(q.commands[1].name, "GEMM 1x8192x1024 fp8_e4m3");
+  EXPECT_DOUBLE_EQ(q.commands[1].work[static_cast<unsigned>(Resource::Hbm)], 3.4e7);
+  EXPECT_DOUBLE_EQ(q.commands[1].work[static_cast<unsigned>(Resource::Compute)], 6.7e7);
   ASSERT_EQ(q.hosts.size(), 1u);
   EXPECT_DOUBLE_EQ(q.hosts[0].busy_ns, 2500);
   EXPECT_DOUBLE_EQ(q.facts.at("dev0").at("pcie_mps_bytes"), 256);

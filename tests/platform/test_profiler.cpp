@@ -68,6 +68,31 @@ const counters::OpAnalysis& op_named(const Profiled& p, const std::string& name)
   throw std::runtime_error("no op " + name);
 }
 
+// The analysis of dev0's kind of command `name` (a shape, "GEMM 1x4096x28672 fp8_e4m3"), or
+// with `prefix`, of the one of most total time whose name starts so.
+const counters::CommandAnalysis& command_named(const Profiled& p, const std::string& name, bool prefix = false) {
+  const counters::CommandAnalysis* best = nullptr;
+  double best_total = -1;
+  for (const counters::CommandAnalysis& c : p.analysis.commands) {
+    const counters::CommandStat& row = p.profile.commands[c.row];
+    if (row.place != "dev0" || (prefix ? row.name.rfind(name, 0) != 0 : row.name != name)) continue;
+    if (row.count * row.mean > best_total) {
+      best = &c;
+      best_total = row.count * row.mean;
+    }
+  }
+  if (best == nullptr) throw std::runtime_error("no command " + name);
+  return *best;
+}
+
+std::string describe(const Profiled& p, const counters::CommandAnalysis& a) {
+  const counters::CommandStat& row = p.profile.commands[a.row];
+  std::ostringstream s;
+  s << row.name << " " << row.count << " x " << row.mean << " ns: " << counters::verdict_name(a.verdict) << ", top "
+    << counters::resource_name(a.top) << " at " << a.top_sol * 100 << " %";
+  return s.str();
+}
+
 std::string describe(const Profiled& p, const counters::OpAnalysis& a) {
   const counters::OpRecord& op = p.profile.ops[a.op];
   std::ostringstream s;
@@ -92,6 +117,16 @@ TEST(Profiler, BatchOneDecodeGemvIsHbmBoundAndPrefillGemmComputeBound) {
   EXPECT_EQ(gemm.verdict, Verdict::Compute) << describe(p, gemm);
   EXPECT_GT(gemm.roofline.intensity_hbm, gemm.roofline.ridge_hbm);
   EXPECT_LE(gemm.roofline.achieved, gemm.roofline.attainable * 1.0001);
+  // The same per kind of command (every layer's commands of one shape, with the work the
+  // executor measured): the GEMV shape HBM-bound, the prefill GEMM's compute-bound.
+  const counters::CommandAnalysis& gemv_cmd = command_named(p, "GEMM 1x4096x28672 fp8_e4m3");
+  EXPECT_EQ(gemv_cmd.verdict, Verdict::Hbm) << describe(p, gemv_cmd);
+  EXPECT_GT(gemv_cmd.sol[static_cast<unsigned>(Resource::Hbm)], 0.5) << describe(p, gemv_cmd);
+  EXPECT_LT(gemv_cmd.sol[static_cast<unsigned>(Resource::Compute)], 0.05) << describe(p, gemv_cmd);
+  const counters::CommandAnalysis& gemm_cmd = command_named(p, "GEMM 1024x4096x28672 fp8_e4m3");
+  EXPECT_EQ(gemm_cmd.verdict, Verdict::Compute) << describe(p, gemm_cmd);
+  EXPECT_EQ(p.profile.commands[gemm_cmd.row].count, 32);  // one per layer
+  std::printf("[per-command] %s\n[per-command] %s\n", describe(p, gemv_cmd).c_str(), describe(p, gemm_cmd).c_str());
   // The profile has what the report draws: windows on every place, command percentiles,
   // stall buckets that account for the engines' cycles.
   EXPECT_FALSE(p.profile.windows.empty());
@@ -168,6 +203,9 @@ TEST(Profiler, WeightUploadIsPcieBound) {
   const counters::OpAnalysis& up = op_named(p, "load.weight_upload.dev0");
   EXPECT_EQ(up.verdict, Verdict::Pcie) << describe(p, up);
   EXPECT_EQ(p.analysis.run_verdict, Verdict::Pcie);
+  const counters::CommandAnalysis& copy = command_named(p, "DMA_COPY host->hbm", true);
+  EXPECT_EQ(copy.verdict, Verdict::Pcie) << describe(p, copy);
+  EXPECT_EQ(copy.top, Resource::PcieH2d) << describe(p, copy);
 }
 
 TEST(Profiler, AllReduceOverSlowLinksIsInterconnectBound) {
@@ -181,6 +219,8 @@ TEST(Profiler, AllReduceOverSlowLinksIsInterconnectBound) {
   const Profiled p = profile_of(q);
   const counters::OpAnalysis& ar = op_named(p, "decode.L3.mlp.allreduce");
   EXPECT_EQ(ar.verdict, Verdict::Interconnect) << describe(p, ar);
+  const counters::CommandAnalysis& coll = command_named(p, "COLLECTIVE", true);
+  EXPECT_EQ(coll.verdict, Verdict::Interconnect) << describe(p, coll);
 }
 
 TEST(Profiler, SamplerWindowsTileTheRunAndConserveTheCounts) {

@@ -53,6 +53,22 @@ int run_report(const ReportCliOptions& o) {
                           {"numbers", f.numbers}});
     }
     j["findings"] = findings;
+    nlohmann::json commands = nlohmann::json::array();
+    for (const counters::CommandAnalysis& c : a.commands) {
+      const counters::CommandStat& row = p.commands[c.row];
+      nlohmann::json sol = nlohmann::json::object();
+      for (unsigned r = 0; r < counters::kResources; ++r) {
+        if (c.sol[r] > 0) sol[counters::resource_name(static_cast<counters::Resource>(r))] = c.sol[r];
+      }
+      commands.push_back({{"place", row.place},
+                          {"name", row.name},
+                          {"count", row.count},
+                          {"mean_ns", row.mean},
+                          {"sol", sol},
+                          {"top", counters::resource_name(c.top)},
+                          {"verdict", counters::verdict_name(c.verdict)}});
+    }
+    j["commands"] = commands;
     std::cout << j.dump(2) << "\n";
     return kOk;
   }
@@ -70,6 +86,12 @@ int run_report(const ReportCliOptions& o) {
     first = false;
   }
   std::cout << " of the critical path)\n";
+  for (const counters::CommandAnalysis& c : a.commands) {
+    const counters::CommandStat& row = p.commands[c.row];
+    std::cout << "  command  " << row.place << " " << row.name << ": " << static_cast<std::uint64_t>(row.count) << " x "
+              << row.mean * 1e-3 << " us, " << counters::resource_name(c.top) << " at " << c.top_sol * 100
+              << " % of peak (" << counters::verdict_name(c.verdict) << ")\n";
+  }
   const std::size_t shown = std::min<std::size_t>(a.findings.size(), 10);
   for (std::size_t i = 0; i < shown; ++i) std::cout << "  finding  " << a.findings[i].message << "\n";
   if (a.findings.size() > shown) std::cout << "  (" << a.findings.size() - shown << " more in the report)\n";

@@ -71,10 +71,15 @@ void write_profile_outputs(platform::Simulator& sim, const std::vector<workloads
                            driver::DType dtype, const nlohmann::json& summary, const RunOptions& o,
                            const std::vector<platform::DeviceCapture>& captures) {
   counters::RunProfile p = platform::build_run_profile(sim, results, dtype);
-  // --capture: per-opcode latencies of every command, from the devices' own records.
+  // --capture: per-opcode latencies of every command, from the devices' own records, for
+  // the opcodes the registry has no row of (it has start_to_complete and the classes that
+  // move or compute data, with their work).
   for (const platform::DeviceCapture& c : captures) {
     for (counters::CommandStat& row : driver::command_stats(c.commands, "dev" + std::to_string(c.device))) {
-      if (row.name != "start_to_complete") p.commands.push_back(std::move(row));  // the registry has that one
+      const bool known = std::any_of(p.commands.begin(), p.commands.end(), [&](const counters::CommandStat& r) {
+        return r.place == row.place && r.name == row.name;
+      });
+      if (!known) p.commands.push_back(std::move(row));
     }
   }
   for (const auto& [k, v] : summary.items()) {

@@ -3,7 +3,10 @@
 // guided rules, VTune's top-down buckets and a critical-path view of the dependency graph.
 //
 // Speed of light (SoL): for each op and each resource it used, achieved rate = work /
-// duration over the peak of the op's place, as a fraction. Roofline at HBM and SRAM:
+// duration over the peak of the op's place, as a fraction. The same for each class of
+// command with measured work (CommandStat::work): its work over its commands' summed
+// execution time (count x mean), so a class whose commands ran side by side on several
+// queues is measured against each command's own time, as Nsight Compute measures a kernel. Roofline at HBM and SRAM:
 // arithmetic intensity = FLOP / bytes, ridge = compute peak / bandwidth peak, attainable =
 // min(compute peak, intensity x bandwidth), achieved = FLOP / duration.
 //
@@ -84,6 +87,15 @@ struct OpAnalysis {
   bool critical = false;  // on the critical path
 };
 
+/// One CommandStat row with work: its speed of light and verdict (the op's rule).
+struct CommandAnalysis {
+  std::uint32_t row = 0;        // index in RunProfile::commands
+  double sol[kResources] = {};  // fraction of peak per resource (0 for unused)
+  Resource top = Resource::Compute;
+  double top_sol = 0;
+  Verdict verdict = Verdict::Latency;
+};
+
 struct Gap {
   std::uint32_t before = 0, after = 0;  // op ids
   double start_ns = 0, end_ns = 0;
@@ -108,6 +120,7 @@ struct PlaceSummary {
 
 struct Analysis {
   std::vector<OpAnalysis> ops;               // one per RunProfile::ops, same order
+  std::vector<CommandAnalysis> commands;     // one per RunProfile::commands row with work, in row order
   std::vector<std::uint32_t> critical_path;  // op ids, first to last
   std::vector<Gap> gaps;                     // on the critical path, in time order
   double critical_ns = 0;                    // first critical op's start to the last one's end

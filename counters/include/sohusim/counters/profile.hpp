@@ -24,7 +24,8 @@
 //    "windows":  [{"place", "start_ns", "end_ns", "busy", "rate": {resource: per_s},
 //                  "stalls": {"busy_useful", "busy_padding", "wait_sram", "wait_hbm",
 //                             "wait_pcie", "wait_dependency", "idle"}}],
-//    "commands": [{"place", "name", "count", "mean", "p50", "p90", "p99", "max"}],
+//    "commands": [{"place", "name", "count", "mean", "p50", "p90", "p99", "max",
+//                  "work": {resource: amount}}],
 //    "hosts":    [{"place", "busy_ns", "api_calls", "commands", "wait_ns"}],
 //    "facts":    {place: {key: number}}}
 // read_profile() checks
@@ -124,10 +125,19 @@ struct Window {
   double busy = -1;              // devices: fraction of the window with a command in flight; < 0 unknown
 };
 
-/// Latency of one command class on one device (from its distributions), ns.
+/// Latency of one command class on one device (from its distributions), ns, and — for the
+/// classes that move or compute data — the work its commands did, summed over them (the
+/// analysis gives the class its speed of light: work / (count x mean) / peak).
 struct CommandStat {
   std::string place, name;  // "dev0", "submit_to_start" / "start_to_complete" / an opcode
   double count = 0, mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+  double work[kResources] = {};  // in each resource's quantity; all 0 when not measured
+  bool has_work() const {
+    for (double w : work) {
+      if (w > 0) return true;
+    }
+    return false;
+  }
 };
 
 /// A host's launch activity: how long its API calls and driver took, and the gaps it left.

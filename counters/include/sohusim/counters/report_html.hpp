@@ -44,6 +44,7 @@ struct ReportOptions {
   std::string subtitle;           // e.g. the profile's file name; omitted when empty
   std::size_t top_groups = 25;    // rows of the grouped ops table
   std::size_t top_ops = 20;       // rows of the single ops table
+  std::size_t top_commands = 40;  // command rows with work (by total time) in the commands table
   int width = 1100;               // of the charts, CSS pixels
   bool timeline_by_kind = false;  // colour the timeline's ops by kind instead of verdict
 };

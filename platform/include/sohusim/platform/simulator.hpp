@@ -35,6 +35,7 @@ namespace sohusim::platform {
 
 class System;
 class ProfileSampler;
+class CommandProfile;
 
 struct SimulatorOptions {
   std::string system = "sohu-1";         // name in configs/systems, or a YAML file path
@@ -102,6 +103,8 @@ class Simulator {
   double simulated_seconds() const;
   /// The profile's counter samples (nullptr unless SimulatorOptions::profile_interval_ns).
   const ProfileSampler* profile_sampler() const { return sampler_.get(); }
+  /// The commands that moved or computed data, by shape (nullptr unless profiling).
+  const CommandProfile* command_profile() const { return command_profile_.get(); }
   double wall_seconds() const { return wall_seconds_; }
   /// A run left host programs suspended (a failure, the time limit): their threads cannot be
   /// unwound, so what they hold stays allocated until the process ends (see run()).
@@ -113,6 +116,7 @@ class Simulator {
   std::unique_ptr<counters::TraceRecorder> trace_;
   std::unique_ptr<System> system_;
   std::unique_ptr<ProfileSampler> sampler_;
+  std::unique_ptr<CommandProfile> command_profile_;
   std::unique_ptr<counters::Sampler> stats_sampler_;
   std::uint64_t stats_interval_ns_ = 0, stats_last_ns_ = 0;
   std::unique_ptr<State> state_;  // the runtimes: destroyed first, they use the system
