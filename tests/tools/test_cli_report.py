@@ -65,6 +65,15 @@ class ReportCli(unittest.TestCase):
         analysis = json.loads(j.stdout)
         self.assertEqual(analysis["run_verdict"], "HBM-bound")
         self.assertAlmostEqual(sum(analysis["verdict_shares"].values()), 1.0, places=9)
+        # Each kind of command (device and shape) with its speed of light: the decode GEMV
+        # streams its weights, HBM-bound, and so reads the text too.
+        kinds = {(c["place"], c["name"]): c for c in analysis["commands"]}
+        gemv = kinds[("dev0", "GEMM 1x4096x28672 fp8_e4m3")]
+        self.assertEqual(gemv["verdict"], "HBM-bound")
+        self.assertEqual(gemv["top"], "hbm")
+        self.assertGreater(gemv["sol"]["hbm"], 0.5)
+        self.assertEqual(gemv["count"], 64)  # 32 layers x 2 decode steps
+        self.assertIn("command  dev0 GEMM", r.stdout)
         # Rendered for real: Chromium (screenshot + DOM with every chart) and Graphviz.
         render = subprocess.run([sys.executable, os.path.join(HERE, "render_report.py"), html, dot],
                                 capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)

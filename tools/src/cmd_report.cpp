@@ -86,12 +86,25 @@ int run_report(const ReportCliOptions& o) {
     first = false;
   }
   std::cout << " of the critical path)\n";
-  for (const counters::CommandAnalysis& c : a.commands) {
+  // The kinds of command with most total time.
+  std::vector<const counters::CommandAnalysis*> kinds;
+  for (const counters::CommandAnalysis& c : a.commands) kinds.push_back(&c);
+  const auto total = [&](const counters::CommandAnalysis* c) {
+    return p.commands[c->row].count * p.commands[c->row].mean;
+  };
+  std::stable_sort(
+      kinds.begin(), kinds.end(),
+      [&](const counters::CommandAnalysis* x, const counters::CommandAnalysis* y) { return total(x) > total(y); });
+  const std::size_t kinds_shown = std::min<std::size_t>(kinds.size(), 10);
+  for (std::size_t i = 0; i < kinds_shown; ++i) {
+    const counters::CommandAnalysis& c = *kinds[i];
     const counters::CommandStat& row = p.commands[c.row];
     std::cout << "  command  " << row.place << " " << row.name << ": " << static_cast<std::uint64_t>(row.count) << " x "
               << row.mean * 1e-3 << " us, " << counters::resource_name(c.top) << " at " << c.top_sol * 100
               << " % of peak (" << counters::verdict_name(c.verdict) << ")\n";
   }
+  if (kinds.size() > kinds_shown)
+    std::cout << "  (" << kinds.size() - kinds_shown << " more kinds of command in the report)\n";
   const std::size_t shown = std::min<std::size_t>(a.findings.size(), 10);
   for (std::size_t i = 0; i < shown; ++i) std::cout << "  finding  " << a.findings[i].message << "\n";
   if (a.findings.size() > shown) std::cout << "  (" << a.findings.size() - shown << " more in the report)\n";
