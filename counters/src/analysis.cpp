@@ -75,6 +75,36 @@ void analyse_op(const RunProfile& p, const OpRecord& op, const AnalysisOptions& 
   }
 }
 
+void kinds_of_commands(const RunProfile& p, const AnalysisOptions& o, Analysis& a) {
+  std::map<std::string, std::size_t> index;
+  for (const CommandAnalysis& c : a.commands) {
+    const CommandStat& row = p.commands[c.row];
+    const auto [it, fresh] = index.emplace(row.name, a.kinds.size());
+    if (fresh) {
+      a.kinds.emplace_back();
+      a.kinds.back().name = row.name;
+    }
+    CommandKind& k = a.kinds[it->second];
+    const double t = row.count * row.mean;
+    k.rows.push_back(c.row);
+    k.count += row.count;
+    k.total_ns += t;
+    for (unsigned r = 0; r < kResources; ++r) k.sol[r] += c.sol[r] * t;
+  }
+  for (CommandKind& k : a.kinds) {
+    for (unsigned r = 0; r < kResources; ++r) {
+      k.sol[r] = k.total_ns > 0 ? k.sol[r] / k.total_ns : 0;
+      if (k.sol[r] > k.top_sol) {
+        k.top_sol = k.sol[r];
+        k.top = static_cast<Resource>(r);
+      }
+    }
+    k.verdict = k.top_sol >= o.bound_threshold ? verdict_of(k.top) : Verdict::Latency;
+  }
+  std::stable_sort(a.kinds.begin(), a.kinds.end(),
+                   [](const CommandKind& x, const CommandKind& y) { return x.total_ns > y.total_ns; });
+}
+
 void critical_path(const RunProfile& p, const AnalysisOptions& o, Analysis& a) {
   if (p.ops.empty()) return;
   // The previous op on the same place, in start order.
@@ -398,6 +428,17 @@ double Analysis::verdict_share(Verdict v) const {
   return total > 0 ? verdict_ns[static_cast<unsigned>(v)] / total : 0;
 }
 
+std::string kind_places(const RunProfile& profile, const CommandKind& kind) {
+  if (kind.rows.empty()) return "";
+  if (kind.rows.size() <= 3) {
+    std::string s;
+    for (std::uint32_t r : kind.rows) s += (s.empty() ? "" : ", ") + profile.commands[r].place;
+    return s;
+  }
+  return profile.commands[kind.rows.front()].place + " .. " + profile.commands[kind.rows.back()].place + " (" +
+         std::to_string(kind.rows.size()) + " places)";
+}
+
 Analysis analyze(const RunProfile& profile, const AnalysisOptions& options) {
   profile.validate();
   Analysis a;
@@ -411,6 +452,7 @@ Analysis analyze(const RunProfile& profile, const AnalysisOptions& options) {
     speed_of_light(profile, c.place, c.work, c.count * c.mean * 1e-9, options, ca);
     a.commands.push_back(ca);
   }
+  kinds_of_commands(profile, options, a);
   critical_path(profile, options, a);
   summarise_places(profile, a);
   detect(profile, options, a);

@@ -1065,47 +1065,54 @@ class Report {
     if (p_.commands.empty()) {
       no_data(os_, "no command latencies");
     } else {
-      // Latency-only rows as they come; rows with work (a kind of command with its speed of
-      // light) by total time, the longest `top_commands`.
-      std::vector<const CommandAnalysis*> by_row(p_.commands.size(), nullptr);
-      for (const CommandAnalysis& c : a_.commands) by_row[c.row] = &c;
-      std::vector<std::size_t> rows, measured;
-      for (std::size_t i = 0; i < p_.commands.size(); ++i) (by_row[i] != nullptr ? measured : rows).push_back(i);
-      const auto total = [this](std::size_t i) { return p_.commands[i].count * p_.commands[i].mean; };
-      std::stable_sort(measured.begin(), measured.end(),
-                       [&](std::size_t x, std::size_t y) { return total(x) > total(y); });
-      const std::size_t shown = std::min(measured.size(), o_.top_commands);
-      rows.insert(rows.end(), measured.begin(), measured.begin() + static_cast<std::ptrdiff_t>(shown));
-      os_ << "<table class=\"data\" id=\"commands\"><tr><th>place</th><th>command</th><th>count</th><th>total</th>"
-             "<th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>top unit</th><th>SoL</th>"
-             "<th>verdict</th></tr>\n";
-      for (std::size_t i : rows) {
-        const CommandStat& c = p_.commands[i];
-        const CommandAnalysis* x = by_row[i];
+      // Latency rows (the command processor's, the captured per-opcode ones) as they come.
+      os_ << "<table class=\"data\" id=\"commands\"><tr><th>place</th><th>command</th><th>count</th><th>mean</th>"
+             "<th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>\n";
+      for (const CommandStat& c : p_.commands) {
+        if (c.has_work()) continue;
         os_ << "<tr><td class=\"t\">" << esc(c.place) << "</td><td class=\"t\">" << esc(c.name) << "</td><td>"
-            << esc(num(c.count)) << "</td><td>" << (x != nullptr ? esc(dur(total(i))) : "") << "</td><td>"
-            << esc(dur(c.mean)) << "</td><td>" << esc(dur(c.p50)) << "</td><td>" << esc(dur(c.p90)) << "</td><td>"
-            << esc(dur(c.p99)) << "</td><td>" << esc(dur(c.max)) << "</td>";
-        if (x != nullptr) {
-          // Every unit's SoL in the tooltip, the top one in the cell.
-          std::string all;
-          for (unsigned r = 0; r < kResources; ++r) {
-            if (x->sol[r] <= 0) continue;
-            all +=
-                (all.empty() ? "" : ", ") + std::string(resource_name(static_cast<Resource>(r))) + " " + pct(x->sol[r]);
-          }
-          os_ << "<td class=\"t\">" << resource_name(x->top) << "</td><td title=\"" << esc(all) << "\">"
-              << pct(x->top_sol) << "</td>";
-          verdict_cell(x->verdict);
-          os_ << "</tr>\n";
-        } else {
-          os_ << "<td></td><td></td><td></td></tr>\n";
-        }
+            << esc(num(c.count)) << "</td><td>" << esc(dur(c.mean)) << "</td><td>" << esc(dur(c.p50)) << "</td><td>"
+            << esc(dur(c.p90)) << "</td><td>" << esc(dur(c.p99)) << "</td><td>" << esc(dur(c.max)) << "</td></tr>\n";
       }
       os_ << "</table>\n";
-      if (measured.size() > shown) {
-        os_ << "<p class=\"note\">" << measured.size() - shown
-            << " more kinds of command not shown (all are in the profile).</p>\n";
+      // Kinds of command with their work, by total time: each kind's places together, its
+      // speed of light weighted by each place's time; percentiles of its busiest place.
+      os_ << "<h3>Kinds of command: speed of light</h3>\n";
+      if (a_.kinds.empty()) {
+        no_data(os_, "no command work measured");
+      } else {
+        const std::size_t shown = std::min(a_.kinds.size(), o_.top_commands);
+        os_ << "<table class=\"data\" id=\"command-kinds\"><tr><th>command</th><th>places</th><th>count</th>"
+               "<th>total</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>top unit</th>"
+               "<th>SoL</th><th>verdict</th></tr>\n";
+        for (std::size_t n = 0; n < shown; ++n) {
+          const CommandKind& k = a_.kinds[n];
+          const CommandStat* busiest = &p_.commands[k.rows.front()];
+          for (std::uint32_t r : k.rows) {
+            const CommandStat& c = p_.commands[r];
+            if (c.count * c.mean > busiest->count * busiest->mean) busiest = &c;
+          }
+          // Every unit's speed of light in the tooltip, the top one in the cell.
+          std::string all;
+          for (unsigned r = 0; r < kResources; ++r) {
+            if (k.sol[r] <= 0) continue;
+            all +=
+                (all.empty() ? "" : ", ") + std::string(resource_name(static_cast<Resource>(r))) + " " + pct(k.sol[r]);
+          }
+          os_ << "<tr><td class=\"t\">" << esc(k.name) << "</td><td class=\"t\">" << esc(kind_places(p_, k))
+              << "</td><td>" << esc(num(k.count)) << "</td><td>" << esc(dur(k.total_ns)) << "</td><td>"
+              << esc(dur(k.total_ns / k.count)) << "</td><td>" << esc(dur(busiest->p50)) << "</td><td>"
+              << esc(dur(busiest->p90)) << "</td><td>" << esc(dur(busiest->p99)) << "</td><td>"
+              << esc(dur(busiest->max)) << "</td><td class=\"t\">" << resource_name(k.top) << "</td><td title=\""
+              << esc(all) << "\">" << pct(k.top_sol) << "</td>";
+          verdict_cell(k.verdict);
+          os_ << "</tr>\n";
+        }
+        os_ << "</table>\n";
+        if (a_.kinds.size() > shown) {
+          os_ << "<p class=\"note\">" << a_.kinds.size() - shown
+              << " more kinds of command not shown (all are in the profile).</p>\n";
+        }
       }
     }
     os_ << "<h3>Hosts</h3>\n";

@@ -96,9 +96,33 @@ TEST(Analysis, KindsOfCommandGetTheirSpeedOfLightOverTheirOwnTime) {
   EXPECT_EQ(a.commands[1].top, Resource::PcieH2d);
   EXPECT_NEAR(a.commands[1].top_sol, 0.8, 1e-9);
   EXPECT_EQ(a.commands[1].verdict, Verdict::Pcie);
+  // Kinds: one per name, most total time first.
+  ASSERT_EQ(a.kinds.size(), 2u);
+  EXPECT_EQ(a.kinds[0].name, "GEMM 1x8192x4096 fp8");
+  EXPECT_EQ(kind_places(p, a.kinds[0]), "dev0");
   // Below the bound threshold on every unit: latency/launch-bound.
   p.commands[1].mean *= 10;
   EXPECT_EQ(analyze(p).commands[0].verdict, Verdict::Latency);
+}
+
+TEST(Analysis, AKindGathersItsPlacesWeightedByTheirTime) {
+  RunProfile p = system(4);
+  add(p, "step", 0, 1e6);
+  // The same shape on four devices: three at 90 % of HBM over 1 ms, one at 60 % over 2 ms.
+  for (unsigned d = 0; d < 4; ++d) {
+    CommandStat c{"dev" + std::to_string(d), "GEMM 1x8192x4096 fp8", 100, d == 3 ? 20000.0 : 10000.0, 0, 0, 0, 0};
+    c.work[ix(Resource::Hbm)] = (d == 3 ? 0.6 * 2e-3 : 0.9 * 1e-3) * kHbm;
+    p.commands.push_back(c);
+  }
+  const Analysis a = analyze(p);
+  ASSERT_EQ(a.kinds.size(), 1u);
+  const CommandKind& k = a.kinds[0];
+  EXPECT_EQ(k.rows.size(), 4u);
+  EXPECT_DOUBLE_EQ(k.count, 400);
+  EXPECT_DOUBLE_EQ(k.total_ns, 5e6);
+  EXPECT_NEAR(k.sol[ix(Resource::Hbm)], (3 * 0.9 * 1e6 + 0.6 * 2e6) / 5e6, 1e-12);  // 0.78
+  EXPECT_EQ(k.verdict, Verdict::Hbm);
+  EXPECT_EQ(kind_places(p, k), "dev0 .. dev3 (4 places)");
 }
 
 TEST(Analysis, LargeGemmIsComputeBound) {

@@ -73,7 +73,11 @@ class ReportCli(unittest.TestCase):
         self.assertEqual(gemv["top"], "hbm")
         self.assertGreater(gemv["sol"]["hbm"], 0.5)
         self.assertEqual(gemv["count"], 64)  # 32 layers x 2 decode steps
-        self.assertIn("command  dev0 GEMM", r.stdout)
+        self.assertIn("command  GEMM 1x4096x28672 fp8_e4m3 on dev0: 64 x", r.stdout)
+        gemv_kind = [k for k in analysis["command_kinds"] if k["name"] == "GEMM 1x4096x28672 fp8_e4m3"]
+        self.assertEqual(len(gemv_kind), 1)
+        self.assertEqual(gemv_kind[0]["places"], ["dev0"])
+        self.assertEqual(gemv_kind[0]["verdict"], "HBM-bound")
         # Rendered for real: Chromium (screenshot + DOM with every chart) and Graphviz.
         render = subprocess.run([sys.executable, os.path.join(HERE, "render_report.py"), html, dot],
                                 capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)

@@ -69,6 +69,23 @@ int run_report(const ReportCliOptions& o) {
                           {"verdict", counters::verdict_name(c.verdict)}});
     }
     j["commands"] = commands;
+    nlohmann::json kinds = nlohmann::json::array();
+    for (const counters::CommandKind& k : a.kinds) {
+      nlohmann::json sol = nlohmann::json::object();
+      for (unsigned r = 0; r < counters::kResources; ++r) {
+        if (k.sol[r] > 0) sol[counters::resource_name(static_cast<counters::Resource>(r))] = k.sol[r];
+      }
+      nlohmann::json places = nlohmann::json::array();
+      for (std::uint32_t r : k.rows) places.push_back(p.commands[r].place);
+      kinds.push_back({{"name", k.name},
+                       {"places", places},
+                       {"count", k.count},
+                       {"total_ns", k.total_ns},
+                       {"sol", sol},
+                       {"top", counters::resource_name(k.top)},
+                       {"verdict", counters::verdict_name(k.verdict)}});
+    }
+    j["command_kinds"] = kinds;
     std::cout << j.dump(2) << "\n";
     return kOk;
   }
@@ -87,24 +104,16 @@ int run_report(const ReportCliOptions& o) {
   }
   std::cout << " of the critical path)\n";
   // The kinds of command with most total time.
-  std::vector<const counters::CommandAnalysis*> kinds;
-  for (const counters::CommandAnalysis& c : a.commands) kinds.push_back(&c);
-  const auto total = [&](const counters::CommandAnalysis* c) {
-    return p.commands[c->row].count * p.commands[c->row].mean;
-  };
-  std::stable_sort(
-      kinds.begin(), kinds.end(),
-      [&](const counters::CommandAnalysis* x, const counters::CommandAnalysis* y) { return total(x) > total(y); });
-  const std::size_t kinds_shown = std::min<std::size_t>(kinds.size(), 10);
+  const std::size_t kinds_shown = std::min<std::size_t>(a.kinds.size(), 10);
   for (std::size_t i = 0; i < kinds_shown; ++i) {
-    const counters::CommandAnalysis& c = *kinds[i];
-    const counters::CommandStat& row = p.commands[c.row];
-    std::cout << "  command  " << row.place << " " << row.name << ": " << static_cast<std::uint64_t>(row.count) << " x "
-              << row.mean * 1e-3 << " us, " << counters::resource_name(c.top) << " at " << c.top_sol * 100
-              << " % of peak (" << counters::verdict_name(c.verdict) << ")\n";
+    const counters::CommandKind& k = a.kinds[i];
+    std::cout << "  command  " << k.name << " on " << counters::kind_places(p, k) << ": "
+              << static_cast<std::uint64_t>(k.count) << " x " << k.total_ns / k.count * 1e-3 << " us, "
+              << counters::resource_name(k.top) << " at " << k.top_sol * 100 << " % of peak ("
+              << counters::verdict_name(k.verdict) << ")\n";
   }
-  if (kinds.size() > kinds_shown)
-    std::cout << "  (" << kinds.size() - kinds_shown << " more kinds of command in the report)\n";
+  if (a.kinds.size() > kinds_shown)
+    std::cout << "  (" << a.kinds.size() - kinds_shown << " more kinds of command in the report)\n";
   const std::size_t shown = std::min<std::size_t>(a.findings.size(), 10);
   for (std::size_t i = 0; i < shown; ++i) std::cout << "  finding  " << a.findings[i].message << "\n";
   if (a.findings.size() > shown) std::cout << "  (" << a.findings.size() - shown << " more in the report)\n";

@@ -3,12 +3,15 @@
 // guided rules, VTune's top-down buckets and a critical-path view of the dependency graph.
 //
 // Speed of light (SoL): for each op and each resource it used, achieved rate = work /
-// duration over the peak of the op's place, as a fraction. The same for each class of
+// duration over the peak of the op's place, as a fraction. The same for each kind of
 // command with measured work (CommandStat::work): its work over its commands' summed
-// execution time (count x mean), so a class whose commands ran side by side on several
-// queues is measured against each command's own time, as Nsight Compute measures a kernel. Roofline at HBM and SRAM:
-// arithmetic intensity = FLOP / bytes, ridge = compute peak / bandwidth peak, attainable =
-// min(compute peak, intensity x bandwidth), achieved = FLOP / duration.
+// execution time (count x mean), so a kind whose commands ran side by side on several
+// queues is measured against each command's own time, as Nsight Compute measures a kernel.
+// Kinds gather a name's rows over places (CommandKind).
+//
+// Roofline at HBM and SRAM: arithmetic intensity = FLOP / bytes, ridge = compute peak /
+// bandwidth peak, attainable = min(compute peak, intensity x bandwidth), achieved = FLOP /
+// duration.
 //
 // Verdict of an op: the resource with the highest SoL names it (compute, vector ->
 // compute-bound; HBM or SRAM -> memory-bound (HBM-bound); PCIe either way -> PCIe-bound;
@@ -96,6 +99,18 @@ struct CommandAnalysis {
   Verdict verdict = Verdict::Latency;
 };
 
+/// The rows of one kind of command (same name) on every place that ran it: a tensor-parallel
+/// group runs the same shapes on each device. Speed of light weighted by each row's time.
+struct CommandKind {
+  std::string name;
+  std::vector<std::uint32_t> rows;  // RunProfile::commands indices, in profile order
+  double count = 0, total_ns = 0;   // summed over the rows
+  double sol[kResources] = {};
+  Resource top = Resource::Compute;
+  double top_sol = 0;
+  Verdict verdict = Verdict::Latency;
+};
+
 struct Gap {
   std::uint32_t before = 0, after = 0;  // op ids
   double start_ns = 0, end_ns = 0;
@@ -121,6 +136,7 @@ struct PlaceSummary {
 struct Analysis {
   std::vector<OpAnalysis> ops;               // one per RunProfile::ops, same order
   std::vector<CommandAnalysis> commands;     // one per RunProfile::commands row with work, in row order
+  std::vector<CommandKind> kinds;            // the same by name over places, most total time first
   std::vector<std::uint32_t> critical_path;  // op ids, first to last
   std::vector<Gap> gaps;                     // on the critical path, in time order
   double critical_ns = 0;                    // first critical op's start to the last one's end
@@ -130,6 +146,9 @@ struct Analysis {
   std::vector<Finding> findings;
   double verdict_share(Verdict v) const;
 };
+
+/// Where a kind of command ran, for a table cell: "dev0", "dev0, dev1", "dev0 .. dev7 (8 places)".
+std::string kind_places(const RunProfile& profile, const CommandKind& kind);
 
 /// Throws ProfileError when the profile does not validate.
 Analysis analyze(const RunProfile& profile, const AnalysisOptions& options = {});
