@@ -70,6 +70,7 @@ class Reader {
     if (!it->is_object()) fail(sp, std::string("expected an object, found ") + it->type_name());
     out.busy_useful = number(*it, sp, "busy_useful", false);
     out.busy_padding = number(*it, sp, "busy_padding", false);
+    out.busy_overhead = number(*it, sp, "busy_overhead", false);
     out.wait_sram = number(*it, sp, "wait_sram", false);
     out.wait_hbm = number(*it, sp, "wait_hbm", false);
     out.wait_pcie = number(*it, sp, "wait_pcie", false);
@@ -94,6 +95,7 @@ class Reader {
 json stalls_json(const StallBuckets& s) {
   return {{"busy_useful", s.busy_useful},
           {"busy_padding", s.busy_padding},
+          {"busy_overhead", s.busy_overhead},
           {"wait_sram", s.wait_sram},
           {"wait_hbm", s.wait_hbm},
           {"wait_pcie", s.wait_pcie},

@@ -241,7 +241,9 @@ std::string op_csv_header() {
   h += ",padded_flops";
   for (unsigned r = 0; r < kResources; ++r) h += std::string(",sol_") + resource_name(static_cast<Resource>(r));
   h += ",top,top_sol,verdict,critical,intensity_hbm,intensity_sram,attainable,achieved";
-  h += ",me_busy_useful,me_busy_padding,me_wait_sram,me_wait_hbm,me_wait_pcie,me_wait_dependency,me_idle,deps";
+  h += ",me_busy_useful,me_busy_padding,me_busy_overhead,me_wait_sram,me_wait_hbm,me_wait_pcie,me_wait_dependency,me_"
+       "idle,"
+       "deps";
   return h;
 }
 
@@ -269,11 +271,11 @@ void write_op_csv(std::ostream& os, const RunProfile& profile, const Analysis& a
     // The matrix engines' cycles over the op (empty when not measured).
     const StallBuckets& st = op.stalls;
     if (st.total() > 0) {
-      for (const double v :
-           {st.busy_useful, st.busy_padding, st.wait_sram, st.wait_hbm, st.wait_pcie, st.wait_dependency, st.idle})
+      for (const double v : {st.busy_useful, st.busy_padding, st.busy_overhead, st.wait_sram, st.wait_hbm, st.wait_pcie,
+                             st.wait_dependency, st.idle})
         out << ',' << csv_num(v);
     } else {
-      out << ",,,,,,,";
+      out << ",,,,,,,,";  // one per bucket
     }
     out << ',';
     for (std::size_t k = 0; k < op.deps.size(); ++k) out << (k ? " " : "") << op.deps[k];

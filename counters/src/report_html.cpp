@@ -911,14 +911,16 @@ class Report {
       os_ << "</section>\n";
       return;
     }
-    static const char* const kNames[] = {"busy useful", "busy padding",    "wait SRAM", "wait HBM",
-                                         "wait PCIe",   "wait dependency", "idle"};
-    static const char* const kIds[] = {"busy_useful", "busy_padding",    "wait_sram", "wait_hbm",
-                                       "wait_pcie",   "wait_dependency", "idle"};
-    static const char* const kColors[] = {"#59a14f", "#8cd17d", "#76b7b2", "#f28e2b", "#b07aa1", "#e15759", "#d0d0d0"};
+    static const char* const kNames[] = {"busy useful", "busy padding", "busy overhead",   "wait SRAM",
+                                         "wait HBM",    "wait PCIe",    "wait dependency", "idle"};
+    static const char* const kIds[] = {"busy_useful", "busy_padding", "busy_overhead",   "wait_sram",
+                                       "wait_hbm",    "wait_pcie",    "wait_dependency", "idle"};
+    static const char* const kColors[] = {"#59a14f", "#8cd17d", "#c9e5b8", "#76b7b2",
+                                          "#f28e2b", "#b07aa1", "#e15759", "#d0d0d0"};
+    constexpr int kBuckets = 8;
     const double left = 90, bar_w = width_ - left - 20, bar_h = 24, gap = 10, top = 8;
     std::vector<LegendEntry> legend;
-    for (int i = 0; i < 7; ++i) legend.push_back({kColors[i], kNames[i], kIds[i]});
+    for (int i = 0; i < kBuckets; ++i) legend.push_back({kColors[i], kNames[i], kIds[i]});
     double h =
         top + static_cast<double>(rows.size()) * (bar_h + gap) + 14 + 16.0 * legend_rows(legend, left, width_ - 10.0);
     os_ << "<svg class=\"chart\" id=\"stalls\" width=\"" << width_ << "\" height=\"" << px(h) << "\" viewBox=\"0 0 "
@@ -926,13 +928,13 @@ class Report {
     double y = top;
     for (const PlaceSummary* ps : rows) {
       const StallBuckets& s = ps->stalls;
-      const double v[] = {s.busy_useful, s.busy_padding,    s.wait_sram, s.wait_hbm,
-                          s.wait_pcie,   s.wait_dependency, s.idle};
+      const double v[] = {s.busy_useful, s.busy_padding, s.busy_overhead,   s.wait_sram,
+                          s.wait_hbm,    s.wait_pcie,    s.wait_dependency, s.idle};
       double total = s.total();
       os_ << "<g class=\"stall-bar\" data-place=\"" << esc(ps->place) << "\"><text x=\"4\" y=\""
           << px(y + bar_h / 2 + 4) << "\">" << esc(ps->place) << "</text>";
       double x = left;
-      for (int i = 0; i < 7; ++i) {
+      for (int i = 0; i < kBuckets; ++i) {
         double share = std::max(v[i], 0.0) / total;
         double w = share * bar_w;
         if (w <= 0) continue;
@@ -954,6 +956,19 @@ class Report {
   }
 
   // ---------------------------------------------------------------- top ops
+  // The matrix engines' cycles over an op or a group: useful / overhead / wait HBM / wait SRAM / idle.
+  void engine_cell(const StallBuckets& s) {
+    os_ << "<td class=\"t\">";
+    const double cycles = s.total();
+    if (cycles > 0) {
+      os_ << pct(s.busy_useful / cycles) << " / " << pct(s.busy_overhead / cycles) << " / " << pct(s.wait_hbm / cycles)
+          << " / " << pct(s.wait_sram / cycles) << " / " << pct(s.idle / cycles);
+    } else {
+      os_ << "&ndash;";
+    }
+    os_ << "</td>";
+  }
+
   void verdict_cell(Verdict v) {
     os_ << "<td class=\"t\"><span class=\"verdict " << verdict_class(v) << "\" style=\"background:" << verdict_color(v)
         << "\">" << esc(verdict_name(v)) << "</span></td>";
@@ -1002,7 +1017,8 @@ class Report {
     os_ << "<h3>By name pattern and kind (" << groups.size() << " groups, by total time)</h3>\n";
     os_ << "<table class=\"data\" id=\"top-groups\"><tr><th>pattern</th><th>kind</th><th>count</th><th>total</th>"
            "<th>share</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>top unit</th><th>SoL</th>"
-           "<th>verdict</th><th>critical</th><th>matrix engines: useful / wait HBM / wait SRAM / idle</th></tr>\n";
+           "<th>verdict</th><th>critical</th><th>matrix engines: useful / overhead / wait HBM / wait SRAM / "
+           "idle</th></tr>\n";
     for (std::size_t n = 0; n < order.size() && n < o_.top_groups; ++n) {
       const Group& g = *order[n];
       unsigned top = static_cast<unsigned>(std::max_element(g.by_top, g.by_top + kResources) - g.by_top);
@@ -1016,15 +1032,9 @@ class Report {
           << resource_name(static_cast<Resource>(top)) << "</td><td>" << pct(g.total > 0 ? g.sol_weighted / g.total : 0)
           << "</td>";
       verdict_cell(static_cast<Verdict>(v));
-      os_ << "<td>" << g.critical << "</td><td class=\"t\">";
-      const double cycles = g.stalls.total();
-      if (cycles > 0) {
-        os_ << pct(g.stalls.busy_useful / cycles) << " / " << pct(g.stalls.wait_hbm / cycles) << " / "
-            << pct(g.stalls.wait_sram / cycles) << " / " << pct(g.stalls.idle / cycles);
-      } else {
-        os_ << "&ndash;";
-      }
-      os_ << "</td></tr>\n";
+      os_ << "<td>" << g.critical << "</td>";
+      engine_cell(g.stalls);
+      os_ << "</tr>\n";
     }
     os_ << "</table>\n";
     if (order.size() > o_.top_groups) {
@@ -1039,7 +1049,8 @@ class Report {
     os_ << "<h3>Longest ops (top " << n_top << " of " << ids.size() << ")</h3>\n";
     os_ << "<table class=\"data\" id=\"top-ops\"><tr><th>id</th><th>name</th><th>kind</th><th>place</th>"
            "<th>layer</th><th>start</th><th>duration</th><th>top unit</th><th>SoL</th><th>achieved</th>"
-           "<th>verdict</th><th>critical</th><th>matrix engines: useful / wait HBM / wait SRAM / idle</th></tr>\n";
+           "<th>verdict</th><th>critical</th><th>matrix engines: useful / overhead / wait HBM / wait SRAM / "
+           "idle</th></tr>\n";
     for (std::size_t n = 0; n < n_top; ++n) {
       std::size_t i = ids[n];
       const OpRecord& op = p_.ops[i];
@@ -1051,9 +1062,11 @@ class Report {
         os_ << "<td class=\"t\">" << resource_name(x->top) << "</td><td>" << pct(x->top_sol) << "</td><td>"
             << (x->roofline.achieved > 0 ? esc(si(x->roofline.achieved, "FLOP/s")) : "") << "</td>";
         verdict_cell(x->verdict);
-        os_ << "<td>" << (x->critical ? "yes" : "") << "</td></tr>\n";
+        os_ << "<td>" << (x->critical ? "yes" : "") << "</td>";
+        engine_cell(op.stalls);
+        os_ << "</tr>\n";
       } else {
-        os_ << "<td></td><td></td><td></td><td></td><td></td></tr>\n";
+        os_ << "<td></td><td></td><td></td><td></td><td></td><td></td></tr>\n";
       }
     }
     os_ << "</table>\n</section>\n";

@@ -4,6 +4,7 @@
 #include "hex.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 
@@ -30,6 +31,14 @@ bool mul_ok(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
 
 std::uint64_t now_ps() {
   return sc_core::sc_time_stamp().value();
+}
+
+/// The cycles `issued` MACs take at the array's peak (`rate` MACs per PE per cycle), at most
+/// the tile's `compute` cycles.
+std::uint64_t mac_cycles(std::uint64_t issued, ArrayShape array, double rate, std::uint64_t compute) {
+  const double per_cycle = static_cast<double>(array.rows) * array.cols * rate;
+  if (per_cycle <= 0) return 0;
+  return std::min(compute, static_cast<std::uint64_t>(std::llround(static_cast<double>(issued) / per_cycle)));
 }
 
 /// One end of a DMA copy, as work on the unit that end is in.
@@ -595,6 +604,7 @@ Outcome CommandExecutor::exec_gemm(const Sqe& sqe, bool validate_only, CommandWo
       et.compute_cycles = t.compute_cycles;
       et.useful_macs = fs.useful_macs;
       et.issued_macs = fs.issued_macs;
+      et.mac_cycles = mac_cycles(fs.issued_macs, arr, in.engine.rate[static_cast<unsigned>(g.in)], t.compute_cycles);
       if (t.partial_bytes > 0) {
         et.store_address = partial_address(t.part, t.m0, t.n0, t.tm, t.partial_bytes);
         et.store_bytes = t.partial_bytes;
@@ -711,6 +721,7 @@ Outcome CommandExecutor::exec_attention(const Sqe& sqe, bool validate_only, Comm
       t.compute_cycles = qk + pv + sm.cycles;
       t.useful_macs = f1.useful_macs + f2.useful_macs;
       t.issued_macs = f1.issued_macs + f2.issued_macs;
+      t.mac_cycles = mac_cycles(t.issued_macs, p.matrix.array, rate, t.compute_cycles);
       t.flops = 2 * t.useful_macs + sm.flops;
       t.store_address = out.phys + item * head_q_bytes;
       t.store_bytes = head_q_bytes;

@@ -20,6 +20,9 @@ EngineCounters::EngineCounters(const counters::Scope& s)
                                         "cycles a command waited for the unit or a semaphore before its tiles")),
       macs_useful(s.counter("macs_useful", "MAC", "multiply-accumulates the commands needed")),
       macs_issued(s.counter("macs_issued", "MAC", "multiply-accumulates issued, padding of edge folds included")),
+      mac_cycles(s.counter("mac_cycles", "cycles",
+                           "active cycles' worth of issued MACs at the array's peak (issued / (rows x cols x rate)); "
+                           "the other active cycles fill and drain the pipeline, load weights or run lane work")),
       hbm_bytes_read(s.counter("hbm_bytes_read", "B", "operand bytes streamed from HBM")),
       hbm_bytes_written(s.counter("hbm_bytes_written", "B", "result bytes written to HBM")),
       sram_bytes_read(s.counter("sram_bytes_read", "B", "operand bytes read from SRAM")),
@@ -109,6 +112,7 @@ bool run_engine_tiles(const std::vector<EngineTile>& tiles, MemoryPort& hbm, Mem
     c.tiles.inc();
     c.macs_useful.inc(t.useful_macs);
     c.macs_issued.inc(t.issued_macs);
+    c.mac_cycles.inc(t.mac_cycles);
     c.flops[static_cast<unsigned>(dtype)]->inc(t.flops != 0 ? t.flops : 2 * t.useful_macs);
     if (trace.recorder != nullptr) {
       const sc_core::sc_time end = sc_core::sc_time_stamp();

@@ -42,7 +42,8 @@ const TraceColumn kDeviceColumns[] = {
     {"links GB/s", "GB/s", [](const counters::Window& w, double) { return rate(w, counters::Resource::Link) * 1e-9; }},
     {"matrix engines busy %", "%",
      [](const counters::Window& w, double cycles) {
-       return cycles > 0 ? 100.0 * (w.stalls.busy_useful + w.stalls.busy_padding) / cycles : 0.0;
+       return cycles > 0 ? 100.0 * (w.stalls.busy_useful + w.stalls.busy_padding + w.stalls.busy_overhead) / cycles
+                         : 0.0;
      }},
     {"commands in flight %", "%", [](const counters::Window& w, double) { return 100.0 * std::max(0.0, w.busy); }},
 };
@@ -85,6 +86,7 @@ ProfileSampler::ProfileSampler(System& system, counters::Registry& registry, std
     append(p.columns[kActive], stats(registry, me + "active_cycles"));
     append(p.columns[kUseful], stats(registry, me + "macs_useful"));
     append(p.columns[kIssued], stats(registry, me + "macs_issued"));
+    append(p.columns[kMacCycles], stats(registry, me + "mac_cycles"));
     append(p.columns[kStallHbm], stats(registry, me + "stall_hbm_cycles"));
     append(p.columns[kStallSram], stats(registry, me + "stall_sram_cycles"));
     append(p.columns[kStallSram], stats(registry, me + "stall_store_cycles"));
@@ -196,9 +198,13 @@ counters::Window ProfileSampler::window(std::size_t i, std::size_t pi) const {
 counters::StallBuckets ProfileSampler::buckets(const Place& p, const double* from, const double* to, double dt_s) {
   auto delta = [&](unsigned c) { return std::max(0.0, to[c] - from[c]); };
   counters::StallBuckets b;
+  // Active cycles: the issued MACs' share at the array's peak, useful or padding, and the
+  // overhead around them (fill, drain, weight loads, the softmax on the engine's lanes).
   const double active = delta(kActive), issued = delta(kIssued);
-  b.busy_useful = issued > 0 ? active * std::min(1.0, delta(kUseful) / issued) : active;
-  b.busy_padding = active - b.busy_useful;
+  const double macs = std::min(active, delta(kMacCycles));
+  b.busy_useful = issued > 0 ? macs * std::min(1.0, delta(kUseful) / issued) : 0;
+  b.busy_padding = macs - b.busy_useful;
+  b.busy_overhead = active - macs;
   b.wait_hbm = delta(kStallHbm);
   b.wait_sram = delta(kStallSram);
   b.wait_dependency = delta(kStallDep);

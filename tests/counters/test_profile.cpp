@@ -23,7 +23,8 @@ RunProfile sample() {
   a.kind = "gemm";
   a.phase = "decode";
   a.place = "dev0";
-  a.stalls.busy_useful = 70;
+  a.stalls.busy_useful = 60;
+  a.stalls.busy_overhead = 10;
   a.stalls.wait_hbm = 20;
   a.stalls.idle = 10;
   a.layer = 0;
@@ -84,6 +85,7 @@ TEST(Profile, RoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(q.ops[0].work[static_cast<unsigned>(Resource::Hbm)], 3e6);
   EXPECT_DOUBLE_EQ(q.ops[0].padded_flops, 5e7);
   EXPECT_DOUBLE_EQ(q.ops[0].stalls.wait_hbm, 20);
+  EXPECT_DOUBLE_EQ(q.ops[0].stalls.busy_overhead, 10);
   EXPECT_DOUBLE_EQ(q.ops[0].stalls.total(), 100);
   EXPECT_DOUBLE_EQ(q.ops[1].stalls.total(), 0);  // not measured: no "stalls" written
   EXPECT_EQ(q.summary_text.at("model"), "tiny \"model\"");

@@ -302,15 +302,17 @@ TEST(ReportHtml, StallsAreShares) {
   Analysis a;
   PlaceSummary s;
   s.place = "dev0";
-  s.stalls.busy_useful = 600;
+  s.stalls.busy_useful = 500;
+  s.stalls.busy_overhead = 100;
   s.stalls.wait_hbm = 300;
   s.stalls.idle = 100;
   a.places.push_back(s);
   std::string html = render(p, a);
   std::string st = html.substr(html.find("id=\"stalls\""));
   st = st.substr(0, st.find("</svg>"));
-  EXPECT_EQ(count(st, "<rect class=\"stall "), 3u);
-  EXPECT_NE(st.find(">60.0%</text>"), std::string::npos);
+  EXPECT_EQ(count(st, "<rect class=\"stall "), 4u);
+  EXPECT_NE(st.find(">50.0%</text>"), std::string::npos);
+  EXPECT_NE(st.find("busy overhead 10.0%"), std::string::npos);
   EXPECT_NE(st.find(">30.0%</text>"), std::string::npos);
   EXPECT_NE(st.find("idle 10.0%"), std::string::npos);
 }

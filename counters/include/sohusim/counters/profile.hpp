@@ -22,7 +22,7 @@
 //                  "duration_ns", "work": {"compute": F, "hbm": B, ...}, "padded_flops",
 //                  "deps": [id...]}],
 //    "windows":  [{"place", "start_ns", "end_ns", "busy", "rate": {resource: per_s},
-//                  "stalls": {"busy_useful", "busy_padding", "wait_sram", "wait_hbm",
+//                  "stalls": {"busy_useful", "busy_padding", "busy_overhead", "wait_sram", "wait_hbm",
 //                             "wait_pcie", "wait_dependency", "idle"}}],
 //    "commands": [{"place", "name", "count", "mean", "p50", "p90", "p99", "max",
 //                  "work": {resource: amount}}],
@@ -74,19 +74,22 @@ struct Unit {
 /// Where the matrix engines' cycles went over an interval, in engine-cycles. The buckets
 /// are disjoint and sum to the engines' cycles in the interval (engines x cycles).
 struct StallBuckets {
-  double busy_useful = 0;      // MACs that counted
-  double busy_padding = 0;     // MACs spent on padding of edge folds
+  double busy_useful = 0;      // MACs that counted, at the array's peak rate
+  double busy_padding = 0;     // MACs spent on padding of edge folds, at the peak rate
+  double busy_overhead = 0;    // busy beyond its MACs: pipeline fill and drain, weight loads,
+                               // lane work (an attention's softmax)
   double wait_sram = 0;        // SRAM operand reads outlasting compute, result stores draining
   double wait_hbm = 0;         // operands not yet in from HBM
   double wait_pcie = 0;        // operands from the host (engines never read the host here: 0)
   double wait_dependency = 0;  // a semaphore, a fence, another engine's result
   double idle = 0;             // no work
   double total() const {
-    return busy_useful + busy_padding + wait_sram + wait_hbm + wait_pcie + wait_dependency + idle;
+    return busy_useful + busy_padding + busy_overhead + wait_sram + wait_hbm + wait_pcie + wait_dependency + idle;
   }
   StallBuckets& operator+=(const StallBuckets& o) {
     busy_useful += o.busy_useful;
     busy_padding += o.busy_padding;
+    busy_overhead += o.busy_overhead;
     wait_sram += o.wait_sram;
     wait_hbm += o.wait_hbm;
     wait_pcie += o.wait_pcie;

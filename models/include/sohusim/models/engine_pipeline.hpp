@@ -43,6 +43,9 @@ struct EngineTile {
   bool store_to_sram = false;     // the store goes to SRAM (e.g. a split-K partial), not HBM
   std::uint64_t useful_macs = 0;  // MACs the command needs
   std::uint64_t issued_macs = 0;  // MACs the array spends, padding included
+  std::uint64_t mac_cycles = 0;   // of compute_cycles, those the issued MACs take at the array's peak
+                                  // (issued / (rows x cols x rate)); the rest is pipeline fill and
+                                  // drain, weight loads and lane work (an attention's softmax)
   std::uint64_t flops = 0;        // floating-point operations (vector work; 2 x MACs for matrix work)
 };
 
@@ -57,6 +60,7 @@ struct EngineCounters {
   counters::Counter& stall_dependency_cycles;
   counters::Counter& macs_useful;
   counters::Counter& macs_issued;
+  counters::Counter& mac_cycles;
   counters::Counter& hbm_bytes_read;
   counters::Counter& hbm_bytes_written;
   counters::Counter& sram_bytes_read;

@@ -13,9 +13,11 @@
 //   pcie_h2d host<h>.pcie.dev<i>.down.payload_bytes   pcie_d2h  ... .up.payload_bytes
 //   link     dev<d>.c2c.to*.tx.bytes
 //   busy     dev<d>.cp.busy_ns (time with a command in flight, counted as it runs)
-//   buckets  dev<d>.me*.{active_cycles, macs_useful, macs_issued, stall_hbm_cycles,
-//            stall_sram_cycles + stall_store_cycles, stall_dependency_cycles}; idle is the
-//            rest of engines x cycles of the window
+//   buckets  dev<d>.me*.{active_cycles, macs_useful, macs_issued, mac_cycles, stall_hbm_cycles,
+//            stall_sram_cycles + stall_store_cycles, stall_dependency_cycles}: of the active
+//            cycles, mac_cycles split into useful and padding by macs_useful / macs_issued,
+//            the rest overhead (fill, drain, weight loads, lane work); idle is the rest of
+//            engines x cycles of the window
 // Per host <h>: host (CPU busy ns, SimDeviceAccess::cpu_busy_ns), network (net.h<h>_h*.bytes).
 //
 // With a trace, each window also becomes counter samples under the place's process:
@@ -72,6 +74,7 @@ class ProfileSampler {
     kActive,
     kUseful,
     kIssued,
+    kMacCycles,
     kStallHbm,
     kStallSram,
     kStallDep,
@@ -79,7 +82,8 @@ class ProfileSampler {
     kColumns
   };
   // The columns a stamp reads: what stalls_between and sram_bytes_between use.
-  static constexpr Column kStampColumns[] = {kSram, kActive, kUseful, kIssued, kStallHbm, kStallSram, kStallDep};
+  static constexpr Column kStampColumns[] = {kSram,      kActive,   kUseful,    kIssued,
+                                             kMacCycles, kStallHbm, kStallSram, kStallDep};
   struct Place {
     std::string name;
     bool device = false;
