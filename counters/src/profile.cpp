@@ -1,5 +1,6 @@
 #include "sohusim/counters/profile.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -112,6 +113,29 @@ json per_resource_json(const double (&v)[kResources]) {
 }
 
 }  // namespace
+
+CommandStat command_stat(std::string place, std::string name, std::vector<double> v) {
+  CommandStat s;
+  s.place = std::move(place);
+  s.name = std::move(name);
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  const auto at = [&](double q) {
+    const double pos = q * static_cast<double>(v.size() - 1);
+    const auto lo = static_cast<std::size_t>(pos);
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+  };
+  double total = 0;
+  for (double x : v) total += x;
+  s.count = static_cast<double>(v.size());
+  s.mean = total / s.count;
+  s.p50 = at(0.5);
+  s.p90 = at(0.9);
+  s.p99 = at(0.99);
+  s.max = v.back();
+  return s;
+}
 
 const char* resource_name(Resource r) {
   return kResourceNames[static_cast<unsigned>(r)];

@@ -229,32 +229,6 @@ void align_commands(std::vector<CommandRecord>& commands, const counters::ClockF
   }
 }
 
-namespace {
-
-counters::CommandStat stat_of(std::vector<double> v, const std::string& place, const std::string& name) {
-  std::sort(v.begin(), v.end());
-  const auto at = [&](double q) {
-    const double pos = q * static_cast<double>(v.size() - 1);
-    const auto lo = static_cast<std::size_t>(pos);
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-  };
-  double total = 0;
-  for (double x : v) total += x;
-  counters::CommandStat s;
-  s.place = place;
-  s.name = name;
-  s.count = static_cast<double>(v.size());
-  s.mean = total / static_cast<double>(v.size());
-  s.p50 = at(0.5);
-  s.p90 = at(0.9);
-  s.p99 = at(0.99);
-  s.max = v.back();
-  return s;
-}
-
-}  // namespace
-
 std::vector<counters::CommandStat> command_stats(const std::vector<CommandRecord>& commands, const std::string& place) {
   std::vector<counters::CommandStat> out;
   if (commands.empty()) return out;
@@ -265,9 +239,9 @@ std::vector<counters::CommandStat> command_stats(const std::vector<CommandRecord
     all.push_back(d);
     by_opcode[c.opcode].push_back(d);
   }
-  out.push_back(stat_of(std::move(all), place, "start_to_complete"));
+  out.push_back(counters::command_stat(place, "start_to_complete", std::move(all)));
   for (auto& [op, v] : by_opcode)
-    out.push_back(stat_of(std::move(v), place, opcode_name(static_cast<std::uint8_t>(op))));
+    out.push_back(counters::command_stat(place, opcode_name(static_cast<std::uint8_t>(op)), std::move(v)));
   return out;
 }
 

@@ -111,6 +111,19 @@ TEST(Profile, RoundTripKeepsEveryField) {
   EXPECT_EQ(again.str(), first.str());
 }
 
+TEST(Profile, ACommandRowFromItsDurations) {
+  const CommandStat s = command_stat("dev1", "GEMM", {40, 10, 30, 20, 50});
+  EXPECT_EQ(s.place, "dev1");
+  EXPECT_EQ(s.name, "GEMM");
+  EXPECT_DOUBLE_EQ(s.count, 5);
+  EXPECT_DOUBLE_EQ(s.mean, 30);
+  EXPECT_DOUBLE_EQ(s.p50, 30);
+  EXPECT_DOUBLE_EQ(s.p90, 46);  // between the 4th and 5th of 10..50
+  EXPECT_DOUBLE_EQ(s.p99, 49.6);
+  EXPECT_DOUBLE_EQ(s.max, 50);
+  EXPECT_DOUBLE_EQ(command_stat("dev0", "x", {}).count, 0);
+}
+
 TEST(Profile, ResourceNamesRoundTrip) {
   for (unsigned r = 0; r < kResources; ++r) {
     EXPECT_EQ(static_cast<unsigned>(resource_from_name(resource_name(static_cast<Resource>(r)))), r);

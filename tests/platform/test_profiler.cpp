@@ -9,6 +9,8 @@
 
 #include "platform_test_support.hpp"
 #include "sohusim/counters/analysis.hpp"
+#include "sohusim/models/host_agent.hpp"
+#include "sohusim/platform/command_profile.hpp"
 #include "sohusim/platform/profile_sampler.hpp"
 #include "sohusim/platform/run_profile.hpp"
 #include "sohusim/platform/simulator.hpp"
@@ -102,6 +104,32 @@ std::string describe(const Profiled& p, const counters::OpAnalysis& a) {
 }
 
 }  // namespace
+
+TEST(Profiler, CommandProfileGroupsByShapeWithTheirWork) {
+  using models::DataType;
+  CommandProfile c(2);
+  models::CommandWork w;
+  w.matrix_flops = 100;
+  w.hbm_bytes = 10;
+  // Two GEMMs of one shape (different addresses), one of another, one on a device not profiled.
+  c.observe(0, models::make_gemm(0, 4096, 8192, 1, 64, 32, DataType::FP8_E4M3, DataType::FP8_E4M3), 2000, w);
+  c.observe(0, models::make_gemm(64, 128, 256, 1, 64, 32, DataType::FP8_E4M3, DataType::FP8_E4M3), 4000, w);
+  c.observe(0, models::make_gemm(0, 4096, 8192, 8, 64, 32, DataType::FP8_E4M3, DataType::FP8_E4M3), 1000, w);
+  c.observe(1, models::make_attention(0, 0, 0, 0, 2, 1, 300, 8, 2, 64, DataType::BF16, false), 5000, w);
+  c.observe(7, models::make_nop(), 1000, w);  // no such device: ignored
+  EXPECT_EQ(c.commands(), 4u);
+  const std::vector<counters::CommandStat> rows = c.rows();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].place, "dev0");
+  EXPECT_EQ(rows[0].name, "GEMM 1x64x32 fp8_e4m3");  // most total time first
+  EXPECT_DOUBLE_EQ(rows[0].count, 2);
+  EXPECT_DOUBLE_EQ(rows[0].mean, 3);  // ns
+  EXPECT_DOUBLE_EQ(rows[0].work[static_cast<unsigned>(Resource::Compute)], 200);
+  EXPECT_DOUBLE_EQ(rows[0].work[static_cast<unsigned>(Resource::Hbm)], 20);
+  EXPECT_EQ(rows[1].name, "GEMM 8x64x32 fp8_e4m3");
+  EXPECT_EQ(rows[2].place, "dev1");
+  EXPECT_EQ(rows[2].name, "ATTENTION b2 q1 kv<=512 h8/2 d64 bf16");
+}
 
 TEST(Profiler, BatchOneDecodeGemvIsHbmBoundAndPrefillGemmComputeBound) {
   Request q;

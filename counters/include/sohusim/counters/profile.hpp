@@ -143,6 +143,10 @@ struct CommandStat {
   }
 };
 
+/// A row from its commands' durations (ns, any order): count, mean, p50 / p90 / p99
+/// interpolated between the closest ranks, max; all 0 for no durations.
+CommandStat command_stat(std::string place, std::string name, std::vector<double> durations_ns);
+
 /// A host's launch activity: how long its API calls and driver took, and the gaps it left.
 struct HostActivity {
   std::string place;     // "host0"

@@ -23,7 +23,10 @@
 //                (nearest rank), the unit on top for most of the time, the time-weighted SoL of each
 //                op's top unit, the verdict holding most time (table#top-groups); then the
 //                longest single ops (table#top-ops)
-//   commands     command latency percentiles (table#commands), hosts' activity (table#hosts)
+//   commands     command latency percentiles (table#commands); the kinds of command with
+//                their work, by total time: places, count, total, mean, the busiest place's
+//                percentiles, top unit, speed of light (every unit's in the cell's tooltip),
+//                verdict (table#command-kinds); hosts' activity (table#hosts)
 //   findings     the detectors' findings with their numbers (ol#findings-list)
 // A section with nothing to show says "no data" (<p class="no-data">) instead of a chart.
 // The output is deterministic: no time stamp, stable order, fixed number formatting; all

@@ -45,6 +45,16 @@ struct CommandWork {
   std::uint64_t host_read_bytes = 0;
   std::uint64_t host_write_bytes = 0;
   std::uint64_t link_bytes = 0;
+  CommandWork& operator+=(const CommandWork& o) {
+    matrix_flops += o.matrix_flops;
+    vector_flops += o.vector_flops;
+    hbm_bytes += o.hbm_bytes;
+    sram_bytes += o.sram_bytes;
+    host_read_bytes += o.host_read_bytes;
+    host_write_bytes += o.host_write_bytes;
+    link_bytes += o.link_bytes;
+    return *this;
+  }
 };
 
 /// A class of command whose work is accounted: one I/O opcode.
