@@ -179,6 +179,14 @@ void RunProfile::validate() const {
       if (d >= i) throw ProfileError(at + ": depends on op " + std::to_string(d) + ", which is not an earlier op");
     }
   }
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    const CommandStat& c = commands[i];
+    const std::string at = "commands[" + std::to_string(i) + "] (" + c.place + " " + c.name + ")";
+    if (!(c.count >= 0) || !(c.mean >= 0)) throw ProfileError(at + ": negative count or mean");
+    for (unsigned r = 0; r < kResources; ++r) {
+      if (!(c.work[r] >= 0)) throw ProfileError(at + ": negative " + kResourceNames[r] + " work");
+    }
+  }
   for (std::size_t i = 0; i < windows.size(); ++i) {
     if (!(windows[i].end_ns > windows[i].start_ns))
       throw ProfileError("windows[" + std::to_string(i) + "]: end_ns must be after start_ns");

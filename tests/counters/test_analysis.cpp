@@ -274,6 +274,17 @@ TEST(Analysis, InvalidProfileIsRefused) {
   RunProfile p = system();
   add(p, "x", 0, -5);
   EXPECT_THROW(analyze(p), ProfileError);
+  RunProfile q = system();
+  add(q, "x", 0, 5);
+  q.commands.push_back({"dev0", "GEMM 1x2x3 bf16", 1, 5, 5, 5, 5, 5});
+  q.commands.back().work[ix(Resource::Hbm)] = -1;
+  try {
+    analyze(q);
+    ADD_FAILURE() << "a negative command work was accepted";
+  } catch (const ProfileError& e) {
+    EXPECT_NE(std::string(e.what()).find("commands[0] (dev0 GEMM 1x2x3 bf16): negative hbm work"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Analysis, StepsWithoutABreakdownDivideLikeTheProfiledStep) {

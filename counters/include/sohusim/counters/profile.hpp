@@ -174,7 +174,8 @@ struct RunProfile {
   /// The unit of `place` and `resource`, or nullptr.
   const Unit* unit(const std::string& place, Resource r) const;
   /// Throws ProfileError for what a producer got wrong: an op whose dep is not an earlier
-  /// op, a negative duration, a unit with peak <= 0, an op on a place with no units.
+  /// op, a negative duration, a unit with peak <= 0, an op on a place with no units, negative
+  /// work (of an op or a command row).
   void validate() const;
 };
 
