@@ -198,7 +198,8 @@ TEST(ProfileCsv, HeaderNamesEveryColumnAndARowPerOp) {
             "id,name,kind,phase,place,layer,launch,start_ns,duration_ns,end_ns,flops,vector_flops,hbm_bytes,"
             "sram_bytes,pcie_h2d_bytes,pcie_d2h_bytes,link_bytes,network_bytes,host_ns,padded_flops,sol_compute,"
             "sol_vector,sol_hbm,sol_sram,sol_pcie_h2d,sol_pcie_d2h,sol_link,sol_network,sol_host,top,top_sol,verdict,"
-            "critical,intensity_hbm,intensity_sram,attainable,achieved,me_busy_useful,me_busy_padding,me_busy_overhead,me_wait_sram,"
+            "critical,intensity_hbm,intensity_sram,attainable,achieved,me_busy_useful,me_busy_padding,me_busy_overhead,"
+            "me_wait_sram,"
             "me_wait_hbm,me_wait_pcie,me_wait_dependency,me_idle,deps");
   std::size_t columns = static_cast<std::size_t>(std::count(ls[0].begin(), ls[0].end(), ',')) + 1;
   for (std::size_t i = 1; i < ls.size(); ++i) {
