@@ -5,7 +5,6 @@
 
 #include "sohusim/counters/distribution.hpp"
 #include "sohusim/memory/sram.hpp"
-#include "sohusim/models/command_work.hpp"
 #include "sohusim/models/matrix_engine_params.hpp"
 #include "sohusim/models/sohu_device.hpp"
 #include "sohusim/pcie/link_params.hpp"
@@ -93,32 +92,6 @@ counters::RunProfile build_run_profile(Simulator& sim, const std::vector<workloa
       if (dist == nullptr || dist->count() == 0) continue;
       p.commands.push_back({dev, name, static_cast<double>(dist->count()), dist->mean(), dist->percentile(0.5),
                             dist->percentile(0.9), dist->percentile(0.99), dist->max()});
-    }
-    // The classes of command that move or compute data: latency and the work they did
-    // (command_work.hpp), for their speed of light; per shape below when the run was
-    // profiled command by command.
-    for (const models::WorkClass& c : models::work_classes()) {
-      if (sim.command_profile() != nullptr) break;
-      const std::string at = dev + ".exec." + c.name + ".";
-      const auto* dist = dynamic_cast<const counters::Distribution*>(reg.find(at + "duration"));
-      if (dist == nullptr || dist->count() == 0) continue;
-      counters::CommandStat row{dev,
-                                c.command,
-                                static_cast<double>(dist->count()),
-                                dist->mean(),
-                                dist->percentile(0.5),
-                                dist->percentile(0.9),
-                                dist->percentile(0.99),
-                                dist->max()};
-      for (const auto& [leaf, r] : {std::pair<const char*, Resource>{"matrix_flops", Resource::Compute},
-                                    {"vector_flops", Resource::Vector},
-                                    {"hbm_bytes", Resource::Hbm},
-                                    {"sram_bytes", Resource::Sram},
-                                    {"host_read_bytes", Resource::PcieH2d},
-                                    {"host_write_bytes", Resource::PcieD2h},
-                                    {"link_bytes", Resource::Link}})
-        row.work[ix(r)] = stat(reg, at + leaf);
-      p.commands.push_back(std::move(row));
     }
   }
   for (unsigned h = 0; h < sys.host_count(); ++h) {

@@ -71,15 +71,10 @@ void write_profile_outputs(platform::Simulator& sim, const std::vector<workloads
                            driver::DType dtype, const nlohmann::json& summary, const RunOptions& o,
                            const std::vector<platform::DeviceCapture>& captures) {
   counters::RunProfile p = platform::build_run_profile(sim, results, dtype);
-  // --capture: per-opcode latencies of every command, from the devices' own records, unless
-  // the profile has a row of that name (start_to_complete; the per-class rows of a run
-  // profiled without its command profile).
+  // --capture: per-opcode latencies of every command, from the devices' own records.
   for (const platform::DeviceCapture& c : captures) {
     for (counters::CommandStat& row : driver::command_stats(c.commands, "dev" + std::to_string(c.device))) {
-      const bool known = std::any_of(p.commands.begin(), p.commands.end(), [&](const counters::CommandStat& r) {
-        return r.place == row.place && r.name == row.name;
-      });
-      if (!known) p.commands.push_back(std::move(row));
+      if (row.name != "start_to_complete") p.commands.push_back(std::move(row));  // the registry has that one
     }
   }
   for (const auto& [k, v] : summary.items()) {
