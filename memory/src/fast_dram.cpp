@@ -56,6 +56,11 @@ class TimeQueue {
   iterator end() { return v_.end(); }
   void push_back(const T& x) { v_.push_back(x); }
   void insert(iterator at, const T& x) { v_.insert(at, x); }
+  void erase(iterator at) { v_.erase(at); }
+  void clear() {
+    v_.clear();
+    head_ = 0;
+  }
   void pop_front() {
     if (++head_ == v_.size()) {
       v_.clear();
@@ -81,6 +86,19 @@ void drop_past(TimeQueue<Slot>& slots, Cycle now) {
 struct Buffered {
   MemRequest request;
   DecodedAddress where;
+};
+
+// A read booked since the pseudo-channel's last booking of anything else: with its bank as
+// it was before, a drain can take the booking back (LIFO) and make it again later.
+struct Journalled {
+  MemRequest request;
+  DecodedAddress where;
+  Bank before;  // as the booking found it
+  Bank after;   // as the booking left it
+  std::uint32_t bank;
+  Cycle act;  // kNever: no activation
+  Cycle col;
+  std::uint64_t ticket;
 };
 
 std::string number(double v) {
@@ -116,14 +134,20 @@ struct FastDram::Pc {
   std::uint32_t writes = 0;        // writes buffered or booked, not completed
   Cycle last_read_col = 0;         // reads wait in the controller's queue until then
   // Column-command cycles of booked accesses: an access holds its queue entry until its
-  // column command issues, as in DramController. Popped lazily.
-  mutable std::priority_queue<Cycle, std::vector<Cycle>, std::greater<Cycle>> read_cols, write_cols;
+  // column command issues, as in DramController. Popped lazily. A re-booked read's first
+  // column stays in read_cols, and its twin in read_cancelled, until it passes.
+  using MinHeap = std::priority_queue<Cycle, std::vector<Cycle>, std::greater<Cycle>>;
+  mutable MinHeap read_cols, write_cols, read_cancelled;
   std::size_t queued(bool write, Cycle now) const {
     auto& q = write ? write_cols : read_cols;
     while (!q.empty() && q.top() <= now) q.pop();
-    return q.size() + (write ? buffered.size() : 0);
+    if (write) return q.size() + buffered.size();
+    while (!read_cancelled.empty() && read_cancelled.top() <= now) read_cancelled.pop();
+    return q.size() - read_cancelled.size();
   }
-  Cycle drain_check = kNever;  // when a drain check is scheduled
+  TimeQueue<Journalled> journal;   // in booking order
+  std::vector<Journalled> rebook;  // a drain's scratch
+  Cycle drain_check = kNever;      // when a drain check is scheduled
 };
 
 namespace {
@@ -251,7 +275,13 @@ void FastDram::check(std::uint64_t addr, std::uint64_t bytes) const {
 bool FastDram::can_accept(std::uint64_t addr, bool write) const {
   if (addr >= capacity_bytes()) return true;  // enqueue() reports it
   const Pc& pc = *pcs_[pc_index(mapping_.decode(addr))];
-  return pc.queued(write, now_) < (write ? params_.controller.write_queue : params_.controller.read_queue);
+  if (pc.queued(write, now_) < (write ? params_.controller.write_queue : params_.controller.read_queue)) return true;
+  // Refused: an entry frees when the earliest booked column command of that queue issues,
+  // which is no completion; next_event() wakes the owner then, as the detailed model's
+  // command events do. (A queue full of buffered writes frees at its drain check.)
+  const auto& cols = write ? pc.write_cols : pc.read_cols;
+  if (!cols.empty()) wake_ = std::min(wake_, cols.top());  // after queued(): > now_
+  return false;
 }
 
 // ---- refresh windows ----------------------------------------------------------------
@@ -309,11 +339,10 @@ bool FastDram::row_survives(std::uint32_t bank, Cycle opened, Cycle used) const 
 
 // ---- booking --------------------------------------------------------------------------
 
-Cycle FastDram::gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group) const {
+Cycle FastDram::gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group, double scale) const {
   // Minimum distance between the column command of access a and that of a later access b.
   const DramTimings& t = spec_.timing;
   const bool same = a_group == b_group && a_group != kAnyGroup;
-  const double scale = params_.calibration.turnaround_scale;
   if (a_write == b_write) return std::max<Cycle>(t.burst_cycles, same ? t.CCD_L : t.CCD_S);
   if (!a_write) {
     // RD -> WR: tRTW, and the write data may not start before the read data ended.
@@ -393,7 +422,9 @@ Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bo
     last_write = last.write;
     last_group = last.group_last;
   }
-  if (have) c = std::max(c, last_end + gap(last_write, last_group, write, kAnyGroup));
+  if (have)
+    c = std::max(c,
+                 last_end + gap(last_write, last_group, write, kAnyGroup, params_.calibration.stream_turnaround_scale));
   c = refresh_window_end(kAnyGroup, c);
   if (st.tail && st.write == write && c == st.last_col + gap(write, kAnyGroup, write, kAnyGroup)) {
     // Back to back with the previous stream of the same direction: one booking covers both
@@ -468,7 +499,7 @@ Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool 
   return c;
 }
 
-Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival) {
+FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival) {
   Pc& pc = *pcs_[index];
   const DramTimings& t = spec_.timing;
   const DramOrganization& org = spec_.org;
@@ -487,8 +518,9 @@ Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, C
     b.open_row = kClosed;
   }
   Cycle col_ready = arrival;
+  Cycle act = kNever;
+  RowOutcome outcome = RowOutcome::Hit;
   if (open && b.open_row == d.row) {
-    pc.stats.row_hits.inc();
     col_ready = std::max(arrival, b.act + (write ? t.RCDWR : t.RCDRD));
   } else {
     Cycle act_lower = std::max(arrival, b.act_allowed);
@@ -496,13 +528,11 @@ Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, C
       // A conflict: precharge the open row first.
       const Cycle pre = cp.page_policy == PagePolicy::Adaptive ? b.pre_allowed : std::max(arrival, b.pre_allowed);
       act_lower = std::max({act_lower, pre + t.RP, b.act + t.RC});
-      pc.stats.row_conflicts.inc();
-      pc.stats.pre.inc();
+      outcome = RowOutcome::Conflict;
     } else {
-      pc.stats.row_misses.inc();
+      outcome = RowOutcome::Miss;
     }
-    const Cycle act = place_act(pc, act_lower, group, bank_index);
-    pc.stats.act.inc();
+    act = place_act(pc, act_lower, group, bank_index);
     b.open_row = d.row;
     b.act = act;
     b.pre_allowed = act + t.RAS;
@@ -517,23 +547,67 @@ Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, C
     b.open_row = kClosed;  // auto-precharge
     b.act_allowed = std::max(b.act + t.RC, b.pre_allowed + t.RP);
   }
-  pc.stats.busy_cycles.inc(t.burst_cycles);
-  if (write) {
-    pc.stats.wr.inc();
-    pc.stats.bytes_written.inc(org.access_bytes());
-  } else {
-    pc.stats.rd.inc();
-    pc.stats.bytes_read.inc(org.access_bytes());
+  return Booking{data_end + cp.latency, col, act, outcome};
+}
+
+void FastDram::count_row(std::uint32_t index, RowOutcome outcome) {
+  PcStats& s = pcs_[index]->stats;
+  switch (outcome) {
+    case RowOutcome::Counted:
+      return;
+    case RowOutcome::Hit:
+      s.row_hits.inc();
+      return;
+    case RowOutcome::Conflict:
+      s.row_conflicts.inc();
+      s.pre.inc();
+      s.act.inc();
+      return;
+    case RowOutcome::Miss:
+      s.row_misses.inc();
+      s.act.inc();
+      return;
   }
-  return data_end + cp.latency;
+}
+
+Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival) {
+  close_journal(index);
+  const Booking b = book_access(index, d, write, arrival);
+  PcStats& s = pcs_[index]->stats;
+  count_row(index, b.outcome);
+  s.busy_cycles.inc(spec_.timing.burst_cycles);
+  if (write) {
+    s.wr.inc();
+    s.bytes_written.inc(spec_.org.access_bytes());
+  } else {
+    s.rd.inc();
+    s.bytes_read.inc(spec_.org.access_bytes());
+  }
+  return b.done;
+}
+
+void FastDram::close_journal(std::uint32_t index) {
+  pcs_[index]->journal.clear();
+}
+
+void FastDram::book_read(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival) {
+  Pc& pc = *pcs_[index];
+  // Reads whose column command has issued can no longer be taken back: they leave the
+  // journal from its front (booking order is close to column order).
+  while (!pc.journal.empty() && pc.journal.front().col <= now_) pc.journal.pop_front();
+  const std::uint32_t bank = (d.sid * spec_.org.bank_groups + d.bank_group) * spec_.org.banks_per_group + d.bank;
+  Journalled j{request, d, pc.banks[bank], {}, bank, kNever, 0, next_ticket_++};
+  const Booking b = book_access(index, d, false, arrival);
+  j.after = pc.banks[bank];
+  j.act = b.act;
+  j.col = b.col;
+  pc.journal.push_back(j);
+  pc.last_read_col = std::max(pc.last_read_col, b.col);
+  done_.push(Done{b.done, seq_++, request, index, false, b.outcome, j.ticket});
 }
 
 void FastDram::push_done(Cycle at, const MemRequest& r, std::uint32_t pc) {
-  done_.push(Done{at, seq_++, r, pc, false});
-}
-
-Cycle FastDram::t_read_tail() const {
-  return spec_.timing.CL + spec_.timing.burst_cycles;
+  done_.push(Done{at, seq_++, r, pc, false, RowOutcome::Counted, 0});
 }
 
 void FastDram::enqueue(MemRequest request) {
@@ -559,7 +633,7 @@ void FastDram::enqueue(MemRequest request) {
         drain(index, cp.write_low, now_);
       } else if (pc.drain_check == kNever) {
         pc.drain_check = pc.last_read_col;
-        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, true});
+        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, true, RowOutcome::Counted, 0});
       }
     } else {
       push_done(book(index, d, true, now_), request, index);
@@ -571,27 +645,58 @@ void FastDram::enqueue(MemRequest request) {
   for (const Buffered& w : pc.buffered) {
     if (w.request.addr == request.addr) {
       pc.stats.reads_from_write_queue.inc();
-      const Cycle done = now_ + cp.write_forward_latency + cp.latency;
-      pc.stats.read_latency.sample(static_cast<double>(done - now_) * pc.stats.tck_ns);
-      push_done(done, request, index);
+      push_done(now_ + cp.write_forward_latency + cp.latency, request, index);
       return;
     }
   }
-  const Cycle done = book(index, d, false, now_);
-  pc.last_read_col = std::max(pc.last_read_col, done - cp.latency - t_read_tail());
-  pc.stats.read_latency.sample(static_cast<double>(done - now_) * pc.stats.tck_ns);
-  push_done(done, request, index);
+  pc.stats.busy_cycles.inc(spec_.timing.burst_cycles);
+  pc.stats.rd.inc();
+  pc.stats.bytes_read.inc(spec_.org.access_bytes());
+  book_read(index, request, d, now_);
 }
 
 void FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   Pc& pc = *pcs_[index];
   if (pc.buffered.size() <= keep) return;
+  // The controller's write mode: from `at` it issues writes only, and the reads still
+  // waiting for their column commands go after them. Their bookings are taken back, newest
+  // first (each restores its bank as it found it), and made again once the writes are in.
+  auto& journal = pc.journal;
+  auto first = journal.begin();
+  while (first != journal.end() && first->col <= at) ++first;
+  auto& redo = pc.rebook;
+  redo.clear();
+  for (auto it = journal.end(); it != first;) {
+    --it;
+    const Journalled& j = *it;
+    pc.banks[j.bank] = j.before;
+    if (j.col <= at) continue;  // issued (it filled a gap before `at`): it stays
+    const auto slot =
+        std::lower_bound(pc.slots.begin(), pc.slots.end(), j.col, [](const Slot& sl, Cycle v) { return sl.col < v; });
+    if (slot != pc.slots.end() && slot->col == j.col && !slot->write) pc.slots.erase(slot);
+    if (j.act != kNever) {
+      const auto act =
+          std::lower_bound(pc.acts.begin(), pc.acts.end(), j.act, [](const Act& a, Cycle v) { return a.at < v; });
+      if (act != pc.acts.end() && act->at == j.act) pc.acts.erase(act);
+    }
+    cancelled_.insert(j.ticket);
+    pc.read_cancelled.push(j.col);
+    redo.push_back(j);
+  }
+  for (auto it = first; it != journal.end(); ++it) {
+    if (it->col <= at) pc.banks[it->bank] = it->after;  // the issued ones' banks, as they left them
+  }
+  journal.clear();
   const std::size_t n = pc.buffered.size() - keep;
   for (std::size_t i = 0; i < n; ++i) {
     const Buffered& w = pc.buffered[i];
     push_done(book(index, w.where, true, at), w.request, index);
   }
   pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
+  if (!redo.empty()) {
+    pc.last_read_col = at;
+    for (auto it = redo.rbegin(); it != redo.rend(); ++it) book_read(index, it->request, it->where, at);
+  }
 }
 
 void FastDram::advance_to(Cycle cycle) {
@@ -612,9 +717,16 @@ void FastDram::advance_to(Cycle cycle) {
         drain(d.pc, 0, now_);  // no read waits: the writes go now
       } else {
         pc.drain_check = pc.last_read_col;
-        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, true});
+        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, true, RowOutcome::Counted, 0});
       }
       continue;
+    }
+    if (d.ticket != 0) {
+      const auto cancelled = cancelled_.find(d.ticket);
+      if (cancelled != cancelled_.end()) {  // a read re-booked by a drain: its new booking completes it
+        cancelled_.erase(cancelled);
+        continue;
+      }
     }
     --pending_;
     if (d.pc != kNoPc) {
@@ -623,12 +735,15 @@ void FastDram::advance_to(Cycle cycle) {
         --pc.writes;
       } else {
         --pc.reads;
+        count_row(d.pc, d.outcome);
+        pc.stats.read_latency.sample(static_cast<double>(d.at - d.request.arrival) * pc.stats.tck_ns);
       }
     }
     complete(d.request, d.at);
   }
   count_refreshes(cycle);
   now_ = cycle;
+  if (wake_ <= now_) wake_ = kNever;  // the owner polls again and is told the next one
   *cycles_ += cycle - start;
 }
 
@@ -643,7 +758,8 @@ void FastDram::count_refreshes(Cycle cycle) {
 }
 
 Cycle FastDram::next_event() const {
-  return done_.empty() ? kNever : done_.top().at;
+  const Cycle done = done_.empty() ? kNever : done_.top().at;
+  return wake_ > now_ ? std::min(done, wake_) : done;
 }
 
 // ---- bulk ---------------------------------------------------------------------------

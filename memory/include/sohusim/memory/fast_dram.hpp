@@ -35,9 +35,16 @@
 //     blacked out for tRFCpb every tREFI/banks (its row closed); off.
 //   - writes are drained like the controller does: while reads are pending in a
 //     pseudo-channel, writes wait in a buffer until it reaches write_high and are then
-//     booked as a batch down to write_low (one pair of turnarounds per batch, not per
-//     write); with no read pending they are booked at once. A read to a buffered write's
-//     address is served from it (write_forward_latency).
+//     booked as a batch down to write_low; with no read pending they are booked at once.
+//     A drain is the controller's write mode: the reads booked to issue after it are
+//     taken back (a journal of the pseudo-channel's read bookings since its last other
+//     booking; each restores the bank state it found) and booked again once the writes
+//     are, from the drain's cycle. A read's row statistics are therefore counted when it
+//     completes. A read to a buffered write's address is served from it
+//     (write_forward_latency).
+//   - back-pressure: a queue entry is held until the access's column command, as in
+//     DramController; a refused can_accept makes next_event() wake the owner when the
+//     earliest entry of that queue frees.
 //   - completion: the last data beat plus hbm.controller.latency, as in DramController.
 // Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
 // activation, `stream_act_cost` cycles, and never more activations than tFAW allows;
@@ -58,6 +65,7 @@
 #include <memory>
 #include <queue>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "sohusim/counters/deferred_adds.hpp"
@@ -74,9 +82,11 @@ struct FastDramCalibration {
   // Bus cycles a streaming (bulk) range loses per row activation it needs, beyond what
   // the bank-group interleave hides.
   double stream_act_cost = 0.0;
-  // Scale of the read/write turnaround penalties (1: the spec's values), fitted on the
-  // stream and strided read/write mixes.
-  double turnaround_scale = 0.8;
+  // Scale of the read/write turnaround penalties (1: the spec's values) between single
+  // accesses, fitted on the stream, strided and random read/write mixes.
+  double turnaround_scale = 0.7;
+  // The same between a bulk stream and the booking before it.
+  double stream_turnaround_scale = 0.8;
   // Bus cycles a streaming (bulk) range loses per per-bank refresh window it crosses.
   double perbank_stream_cost = 0.0;
   // Share of tRP + tRFCpb for which a per-bank refresh blocks its bank's activations in
@@ -127,13 +137,26 @@ class FastDram final : public MemoryBackend {
 
  private:
   struct Pc;
-  struct Done {
+  // How a booked access found its bank; a read's row statistics are counted when it
+  // completes, because a drain may re-book it with another outcome.
+  enum class RowOutcome : std::uint8_t { Counted, Hit, Miss, Conflict };
+  struct Done {  // 64 bytes
     Cycle at;
     std::uint64_t seq;
     MemRequest request;
-    std::uint32_t pc;  // whose pending counts it releases; kNoPc for a bulk request
-    bool drain_check;  // not a completion: see whether pc's buffered writes may go
+    std::uint32_t pc;      // whose pending counts it releases; kNoPc for a bulk request
+    bool drain_check;      // not a completion: see whether pc's buffered writes may go
+    RowOutcome outcome;    // row statistics still to count at completion
+    std::uint64_t ticket;  // a re-bookable read's booking (0: none); cancelled ones are skipped
     bool operator>(const Done& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  // One access's booking: when its data is done, its column command, its activation
+  // (kNever: a row hit) and how it found its bank.
+  struct Booking {
+    Cycle done;
+    Cycle col;
+    Cycle act;
+    RowOutcome outcome;
   };
   static constexpr std::uint32_t kNoPc = 0xffffffffu;
 
@@ -146,8 +169,12 @@ class FastDram final : public MemoryBackend {
   Cycle refresh_window_end(std::uint32_t bank, Cycle t) const;
   // Whether a row opened at `opened` is still open at `used` (no refresh in between).
   bool row_survives(std::uint32_t bank, Cycle opened, Cycle used) const;
-  // Column-to-column distance from access a to a later access b.
-  Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group) const;
+  // Column-to-column distance from access a to a later access b; `scale` scales the
+  // read/write turnarounds.
+  Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group, double scale) const;
+  Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group) const {
+    return gap(a_write, a_group, b_write, b_group, params_.calibration.turnaround_scale);
+  }
   // An activation of `bank` at the earliest cycle from `lower` that tRRD, tFAW and refresh allow.
   Cycle place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank);
   // A single access's data slot in pseudo-channel `pc`, in the earliest gap.
@@ -157,10 +184,20 @@ class FastDram final : public MemoryBackend {
   Cycle append_stream(std::uint32_t pc, Cycle ready, Cycle length, bool write);
   // Moves pseudo-channel `pc`'s stream tail into its slot list.
   void flush_tail(std::uint32_t pc);
-  // Books one access in its pseudo-channel `pc`; returns its completion cycle.
+  // Books one access in its pseudo-channel `pc` (timing, bank state, column queue); counts
+  // no statistics.
+  Booking book_access(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival);
+  // book_access, and counts the access's statistics; returns its completion cycle.
   Cycle book(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival);
-  // Books the oldest buffered writes of a pseudo-channel, leaving `keep`.
+  // Books a read from `enqueue` so that a drain can take it back (Pc::journal) and queues
+  // its completion; row statistics are counted when it completes.
+  void book_read(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival);
+  // Forgets every read booking of `pc` (a booking that is not a journalled read follows).
+  void close_journal(std::uint32_t pc);
+  // Write mode: books the oldest buffered writes of a pseudo-channel, leaving `keep`; the
+  // reads booked to issue after `at` are taken back and booked again after the writes.
   void drain(std::uint32_t pc, std::size_t keep, Cycle at);
+  void count_row(std::uint32_t pc, RowOutcome outcome);
   Cycle book_stream(std::uint32_t pc, std::uint64_t accesses, std::uint64_t activations, bool write, Cycle arrival);
   // Row activations a range of groups needs per pseudo-channel; updates stream_open_.
   std::uint64_t stream_activations(std::uint64_t first_group, std::uint64_t groups);
@@ -174,7 +211,6 @@ class FastDram final : public MemoryBackend {
     refi_start_ = refi_k_ * spec_.timing.REFI;
     return refi_k_;
   }
-  Cycle t_read_tail() const;  // CL + nBL: from a read's column command to its last beat
 
   DramSpec spec_;
   AddressMapping mapping_;
@@ -193,6 +229,9 @@ class FastDram final : public MemoryBackend {
   std::vector<StreamState> streams_;
   std::priority_queue<Done, std::vector<Done>, std::greater<Done>> done_;
   std::uint64_t seq_ = 0;
+  std::uint64_t next_ticket_ = 1;
+  mutable Cycle wake_ = kNever;                  // when a queue that refused a request has room again
+  std::unordered_set<std::uint64_t> cancelled_;  // tickets of re-booked reads' first completions
   Cycle now_ = 0;
   std::size_t pending_ = 0;
   std::vector<std::uint32_t> drain_;  // pseudo-channels whose buffered writes may go now

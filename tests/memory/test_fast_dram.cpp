@@ -1,0 +1,138 @@
+// FastDram's controller behaviours that the calibration table does not show one by one:
+// the write mode (a drain takes back the reads still waiting and books them after the
+// writes) and the back-pressure wake-up (a refused owner is woken when room appears).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hbm_test_support.hpp"
+#include "sohusim/counters/registry.hpp"
+#include "sohusim/memory/fast_dram.hpp"
+
+namespace sohusim::memory {
+namespace {
+
+struct Fixture {
+  counters::Registry reg;
+  std::unique_ptr<FastDram> mem;
+  std::map<std::uint64_t, Cycle> done;  // id -> completion cycle
+  std::uint64_t completions = 0;
+
+  explicit Fixture(const std::vector<std::string>& sets = {"hbm.controller.refresh=off"}) {
+    sim::Instrumentation inst{&reg, nullptr, 0};
+    mem = FastDram::from_config(hbmtest::hbm_config("hbm/hbm3-6400", sets), inst, "f");
+    mem->set_completion([this](const MemRequest& r, Cycle at) {
+      ++completions;
+      done[r.id] = at;
+    });
+  }
+  // Addresses of pseudo-channel 0 of stack 0, channel 0: bank `i % 16`, row `1 + i / 16`,
+  // column 0 (every one opens a row of its own).
+  std::uint64_t pc0(std::uint32_t i) const {
+    const DramOrganization& org = mem->spec().org;
+    DecodedAddress d;
+    const std::uint32_t banks = org.bank_groups * org.banks_per_group;
+    d.bank_group = (i % banks) / org.banks_per_group;
+    d.bank = i % org.banks_per_group;
+    d.row = 1 + i / banks;
+    return mem->mapping().encode(d);
+  }
+  void run_to_completion() {
+    while (mem->pending() > 0) mem->advance_to(mem->next_event());
+  }
+  std::uint64_t stat(const std::string& name) const {
+    return static_cast<std::uint64_t>(reg.value("f.s0.ch0.pc0." + name));
+  }
+};
+
+// Reads to 48 different rows of one pseudo-channel keep it busy for hundreds of cycles
+// (tFAW-bound); 48 writes arriving meanwhile reach write_high and start a drain. The
+// drained writes go first, as in the controller's write mode, and the waiting reads after
+// them; every request still completes exactly once and the statistics add up.
+TEST(FastDram, DrainBooksTheWaitingReadsAfterTheWrites) {
+  Fixture f;
+  const ControllerParams& cp = f.mem->params().controller;
+  ASSERT_EQ(cp.write_high, 48u);
+  ASSERT_EQ(cp.write_low, 16u);
+  const std::uint32_t reads = 48, writes = 48;
+  for (std::uint32_t i = 0; i < reads; ++i) f.mem->enqueue(MemRequest{f.pc0(i), false, i, 0});
+  for (std::uint32_t i = 0; i < writes; ++i) {
+    ASSERT_TRUE(f.mem->can_accept(f.pc0(reads + i), true));
+    f.mem->enqueue(MemRequest{f.pc0(reads + i), true, reads + i, 0});
+  }
+  f.run_to_completion();
+  EXPECT_EQ(f.completions, std::uint64_t{reads + writes});
+  EXPECT_EQ(f.done.size(), std::size_t{reads + writes});
+
+  // The 32 drained writes (down to write_low) were booked before the reads that were
+  // still waiting: on average they complete earlier than those reads.
+  const std::uint32_t drained = cp.write_high - cp.write_low;
+  double write_mean = 0, late_read_mean = 0;
+  std::uint32_t late_reads = 0;
+  for (std::uint32_t i = 0; i < drained; ++i) write_mean += static_cast<double>(f.done[reads + i]);
+  write_mean /= drained;
+  Cycle first_write = kNever;
+  for (std::uint32_t i = 0; i < drained; ++i) first_write = std::min(first_write, f.done[reads + i]);
+  for (std::uint32_t i = 0; i < reads; ++i) {
+    if (f.done[i] > first_write) {
+      late_read_mean += static_cast<double>(f.done[i]);
+      ++late_reads;
+    }
+  }
+  ASSERT_GT(late_reads, 8u) << "no read completed after the first drained write: the writes did not go first";
+  late_read_mean /= late_reads;
+  EXPECT_LT(write_mean, late_read_mean);
+
+  // Without the writes, the same reads complete sooner: the drain delayed them.
+  Fixture alone;
+  for (std::uint32_t i = 0; i < reads; ++i) alone.mem->enqueue(MemRequest{alone.pc0(i), false, i, 0});
+  alone.run_to_completion();
+  Cycle last_with = 0, last_alone = 0;
+  for (std::uint32_t i = 0; i < reads; ++i) {
+    last_with = std::max(last_with, f.done[i]);
+    last_alone = std::max(last_alone, alone.done[i]);
+  }
+  EXPECT_GT(last_with, last_alone);
+
+  // Counted once each, whatever was booked twice.
+  EXPECT_EQ(f.stat("rd"), reads);
+  EXPECT_EQ(f.stat("wr"), writes);
+  EXPECT_EQ(f.stat("row_hits") + f.stat("row_misses") + f.stat("row_conflicts"), std::uint64_t{reads + writes});
+  EXPECT_EQ(f.stat("act"), f.stat("row_misses") + f.stat("row_conflicts"));
+  EXPECT_EQ(f.stat("bytes_read"), std::uint64_t{reads} * f.mem->access_bytes());
+}
+
+// A full read queue frees an entry when its earliest column command issues, which is no
+// completion: next_event() must still wake the owner then, and no later.
+TEST(FastDram, RefusedOwnerIsWokenWhenTheQueueHasRoom) {
+  Fixture f;
+  const std::uint32_t depth = f.mem->params().controller.read_queue;
+  std::uint32_t n = 0;
+  while (f.mem->can_accept(f.pc0(n), false)) {
+    f.mem->enqueue(MemRequest{f.pc0(n), false, n, 0});
+    ++n;
+    ASSERT_LE(n, depth);
+  }
+  EXPECT_EQ(n, depth);
+  EXPECT_FALSE(f.mem->can_accept(f.pc0(n), false));
+  const Cycle wake = f.mem->next_event();
+  ASSERT_NE(wake, kNever);
+  ASSERT_GT(wake, f.mem->now());
+  if (wake > f.mem->now() + 1) {
+    f.mem->advance_to(wake - 1);
+    EXPECT_FALSE(f.mem->can_accept(f.pc0(n), false)) << "woken at " << wake << " but room came earlier";
+  }
+  f.mem->advance_to(wake);
+  EXPECT_TRUE(f.mem->can_accept(f.pc0(n), false));
+  EXPECT_EQ(f.completions, 0u) << "the wake-up came from a completion, not from the queue";
+  f.run_to_completion();
+  EXPECT_EQ(f.completions, std::uint64_t{depth});
+}
+
+}  // namespace
+}  // namespace sohusim::memory
