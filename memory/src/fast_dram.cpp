@@ -571,7 +571,7 @@ void FastDram::count_row(std::uint32_t index, RowOutcome outcome) {
 }
 
 Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival) {
-  close_journal(index);
+  pcs_[index]->journal.clear();  // not a journalled read: earlier reads can no longer be taken back
   const Booking b = book_access(index, d, write, arrival);
   PcStats& s = pcs_[index]->stats;
   count_row(index, b.outcome);
@@ -584,10 +584,6 @@ Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, C
     s.bytes_read.inc(spec_.org.access_bytes());
   }
   return b.done;
-}
-
-void FastDram::close_journal(std::uint32_t index) {
-  pcs_[index]->journal.clear();
 }
 
 void FastDram::book_read(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival) {

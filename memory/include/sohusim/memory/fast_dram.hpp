@@ -140,7 +140,7 @@ class FastDram final : public MemoryBackend {
   // How a booked access found its bank; a read's row statistics are counted when it
   // completes, because a drain may re-book it with another outcome.
   enum class RowOutcome : std::uint8_t { Counted, Hit, Miss, Conflict };
-  struct Done {  // 64 bytes
+  struct Done {
     Cycle at;
     std::uint64_t seq;
     MemRequest request;
@@ -192,8 +192,6 @@ class FastDram final : public MemoryBackend {
   // Books a read from `enqueue` so that a drain can take it back (Pc::journal) and queues
   // its completion; row statistics are counted when it completes.
   void book_read(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival);
-  // Forgets every read booking of `pc` (a booking that is not a journalled read follows).
-  void close_journal(std::uint32_t pc);
   // Write mode: books the oldest buffered writes of a pseudo-channel, leaving `keep`; the
   // reads booked to issue after `at` are taken back and booked again after the writes.
   void drain(std::uint32_t pc, std::size_t keep, Cycle at);
@@ -234,7 +232,6 @@ class FastDram final : public MemoryBackend {
   std::unordered_set<std::uint64_t> cancelled_;  // tickets of re-booked reads' first completions
   Cycle now_ = 0;
   std::size_t pending_ = 0;
-  std::vector<std::uint32_t> drain_;  // pseudo-channels whose buffered writes may go now
 
   // The mapping's structure for bulk requests: the lowest digits of the access index are
   // `inner_` columns, then select the pseudo-channel (all `group_pcs_` of them): a group of
