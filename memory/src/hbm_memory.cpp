@@ -16,9 +16,9 @@ struct HbmMemory::Txn {
   int socket_id = -1;
   bool blocking = false;  // b_transport: the caller waits on done_event
   bool write = false;
-  std::uint64_t next = 0;  // next access to hand to the backend
+  std::uint64_t next = 0;  // next access to split off
   std::uint64_t end = 0;   // end of the aligned range
-  std::uint32_t outstanding = 0;
+  std::uint32_t outstanding = 0;  // split off (staged or in the backend), not completed
   std::uint64_t arrival_ps = 0;
   std::uint64_t seq = 0;  // acceptance order: older transactions go first
   Cycle done = 0;
@@ -30,6 +30,7 @@ HbmMemoryParams HbmMemoryParams::from_config(const sim::Config& config) {
   p.functional = config.get_string("sim.data_mode") == "functional";
   p.stacks = static_cast<std::uint32_t>(config.get_uint("hbm.stacks"));
   p.max_transactions = static_cast<std::uint32_t>(config.get_uint("hbm.target.max_transactions"));
+  p.staging = static_cast<std::uint32_t>(config.get_uint("hbm.target.staging"));
   p.bandwidth_sample_ps =
       static_cast<std::uint64_t>(std::llround(config.get_quantity("hbm.target.bandwidth_sample") * 1e12));
   p.use_bulk = config.get_bool("hbm.target.bulk");
@@ -91,6 +92,9 @@ HbmMemory::HbmMemory(sc_core::sc_module_name name, std::unique_ptr<MemoryBackend
   if (params_.max_transactions == 0) {
     throw std::invalid_argument("HbmMemory '" + std::string(this->name()) + "': max_transactions must be >= 1");
   }
+  if (params_.staging == 0) {
+    throw std::invalid_argument("HbmMemory '" + std::string(this->name()) + "': staging must be >= 1");
+  }
   // The same rounding as sim::ClockDomain: the period to the nearest picosecond.
   period_ps_ = static_cast<std::uint64_t>(std::llround(1e12 / backend_->clock_hz()));
   if (period_ps_ == 0) throw std::invalid_argument("HbmMemory: memory clock above 2 THz");
@@ -115,6 +119,7 @@ HbmMemory::HbmMemory(sc_core::sc_module_name name, std::unique_ptr<MemoryBackend
       return (d.stack * org.channels + d.channel) * org.pseudo_channels + d.pseudo_channel;
     };
   }
+  staged_.resize(2 * std::size_t{queues});
   blocked_.resize(2 * std::size_t{queues});
   if (params_.functional) store_ = std::make_unique<sim::SparseStore>(backend_->capacity_bytes());
   backend_->set_completion([this](const MemRequest& r, Cycle done) { on_complete(r, done); });
@@ -372,10 +377,9 @@ unsigned int HbmMemory::transport_dbg(int /*id*/, tlm::tlm_generic_payload& gp) 
 
 // ---- the process --------------------------------------------------------------------
 
-std::uint64_t HbmMemory::try_issue(std::uint32_t index) {
+std::uint64_t HbmMemory::walk(std::uint32_t index) {
   Txn& t = *txns_[index];
   const std::uint64_t a = access_bytes_;
-  std::uint64_t handed = 0;
   if (fast_ != nullptr && t.end - t.next > a && t.outstanding == 0) {
     // One bulk request: FastDram charges its servers without an event per access.
     fast_->enqueue_bulk(t.next, t.end - t.next, t.write, index);
@@ -384,57 +388,66 @@ std::uint64_t HbmMemory::try_issue(std::uint32_t index) {
     t.next = t.end;
     return 1;
   }
-  while (t.next < t.end && backend_->can_accept(t.next, t.write)) {
-    backend_->enqueue(MemRequest{t.next, t.write, index, 0});
+  std::uint64_t handed = 0;
+  while (t.next < t.end) {
+    const std::uint32_t q = queue_of(t.next, t.write);
+    std::deque<Staged>& staged = staged_[q];
+    if (staged.empty() && backend_->can_accept(t.next, t.write)) {
+      backend_->enqueue(MemRequest{t.next, t.write, index, 0});
+      ++handed;
+    } else if (staged.size() < params_.staging) {
+      if (staged.empty()) active_queues_.push_back(q);
+      staged.push_back(Staged{t.next, index});
+      ++staged_count_;
+    } else {
+      // Oldest first: when the queue drains, the oldest stopped transaction goes on.
+      blocked_[q].push(std::make_pair(t.seq, index));
+      ++blocked_count_;
+      break;
+    }
     ++accesses_;
-    ++handed;
     ++t.outstanding;
     t.next += a;
-  }
-  if (t.next < t.end) {
-    // Blocked on one queue of the backend: wait on that queue only, so that the other
-    // transactions (other pseudo-channels) go on, and only a completion on this queue
-    // makes it try again.
-    const std::uint32_t q = queue_of(t.next, t.write);
-    if (blocked_[q].empty()) waiting_queues_.push_back(q);
-    // Oldest first: the controller queue then fills with the accesses of the oldest
-    // transactions, which share rows, as a FIFO of whole transactions would.
-    blocked_[q].push(std::make_pair(t.seq, index));
-    ++blocked_count_;
   }
   return handed;
 }
 
 std::uint64_t HbmMemory::issue() {
   std::uint64_t handed = 0;
-  // The first transaction waiting on each full queue tries again: a queue entry frees
-  // when the controller issues a command, which the backend does not announce, so every
-  // wake looks — at one transaction per queue, not at every transaction.
-  const std::size_t n = waiting_queues_.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t q = waiting_queues_[i];
-    auto& waiting = blocked_[q];
-    while (!waiting.empty()) {
+  // Each queue with staged accesses takes what it has room for, then the transactions
+  // stopped at its staging go on. A queue entry frees when the controller issues a
+  // command, which the backend does not announce, so every wake looks — at the queues
+  // with staged work only. walk() may append queues to the list: they are looked at too.
+  for (std::size_t i = 0; i < active_queues_.size(); ++i) {
+    const std::uint32_t q = active_queues_[i];
+    std::deque<Staged>& staged = staged_[q];
+    while (!staged.empty() && backend_->can_accept(staged.front().addr, q % 2 == 1)) {
+      const Staged s = staged.front();
+      staged.pop_front();
+      --staged_count_;
+      backend_->enqueue(MemRequest{s.addr, q % 2 == 1, s.txn, 0});
+      ++handed;
+    }
+    Waiting& waiting = blocked_[q];
+    while (!waiting.empty() && staged.size() < params_.staging) {
       const std::uint32_t index = waiting.top().second;
-      const Txn& t = *txns_[index];
-      if (!backend_->can_accept(t.next, t.write)) break;
       waiting.pop();
       --blocked_count_;
-      handed += try_issue(index);
+      handed += walk(index);
     }
   }
-  // Queues left empty leave the list (try_issue may have appended new ones at the end).
+  // Queues left with nothing staged leave the list (a queue appears in it once).
   std::size_t keep = 0;
-  for (std::size_t i = 0; i < waiting_queues_.size(); ++i) {
-    const std::uint32_t q = waiting_queues_[i];
-    if (!blocked_[q].empty() &&
-        std::find(waiting_queues_.begin(), waiting_queues_.begin() + static_cast<std::ptrdiff_t>(keep), q) ==
-            waiting_queues_.begin() + static_cast<std::ptrdiff_t>(keep)) {
-      waiting_queues_[keep++] = q;
+  for (std::size_t i = 0; i < active_queues_.size(); ++i) {
+    const std::uint32_t q = active_queues_[i];
+    if (!staged_[q].empty() &&
+        std::find(active_queues_.begin(), active_queues_.begin() + static_cast<std::ptrdiff_t>(keep), q) ==
+            active_queues_.begin() + static_cast<std::ptrdiff_t>(keep)) {
+      active_queues_[keep++] = q;
     }
   }
-  waiting_queues_.resize(keep);
-  for (const std::uint32_t index : fresh_) handed += try_issue(index);
+  active_queues_.resize(keep);
+  for (const std::uint32_t index : fresh_) handed += walk(index);
   fresh_.clear();
   return handed;
 }
@@ -516,7 +529,7 @@ void HbmMemory::run() {
     } while (issue() > 0);
     for (std::size_t sid = 0; sid < responses_.size(); ++sid) send_responses(static_cast<int>(sid));
     accept_waiting();
-    const bool idle = backend_->pending() == 0 && blocked_count_ == 0 && arrivals_.empty();
+    const bool idle = backend_->pending() == 0 && staged_count_ == 0 && blocked_count_ == 0 && arrivals_.empty();
     sample_bandwidth(now, idle);
 
     std::uint64_t wake = ~0ULL;

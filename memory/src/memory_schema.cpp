@@ -19,6 +19,9 @@ sim::Schema memory_frontend_schema() {
                    "timing model of this memory; inherit: sim.fidelity")
       .uinteger("max_transactions", 1024, 1, 1u << 20,
                 "transactions held between acceptance and response; beyond it END_REQ is withheld (back-pressure)")
+      .uinteger("staging", 1024, 1, 1u << 20,
+                "accesses per controller queue split off requests and waiting for room in it; a request whose "
+                "next access finds them full waits (head-of-line) until that queue drains")
       .boolean("bulk", true, "with the fast fidelity, hand a multi-access request to the model whole")
       .quantity("bandwidth_sample", Dimension::Time, "1 us", "0 s", "1 s",
                 "interval of the per-stack bandwidth counter tracks in the trace; 0 s: none");

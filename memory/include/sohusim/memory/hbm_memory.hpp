@@ -13,6 +13,17 @@
 // several accesses is handed over whole (FastDram::enqueue_bulk) so that KiB-sized DMA
 // does not cost an event per 32 B.
 //
+// Front end (detailed backend, and the fast one without bulk). A request is split in
+// address order; each access goes to the controller queue its address maps to (a
+// pseudo-channel's read or write queue) if that queue has room and nothing is staged for
+// it, else into that queue's staging FIFO, which feeds the queue in order as it drains —
+// the per-channel request buffers of a real interconnect. So a request whose access to one
+// pseudo-channel finds it full still gives the others their work, and each controller
+// queue receives the accesses of the oldest requests first (which share rows); the
+// controller's scheduler does the rest. A staging FIFO holds `staging` accesses
+// (hbm.target.staging); a request whose next access finds it full stops there
+// (head-of-line, as a bounded buffer does) and goes on, oldest first, when it drains.
+//
 // Protocols.
 //   - b_transport (LT): the caller's annotated delay is waited first (the request arrives
 //     then), the request is queued into the backend and the caller is blocked on an
@@ -86,6 +97,7 @@ class FastDram;
 struct HbmMemoryParams {
   bool functional = false;
   std::uint32_t max_transactions = 64;            // held between acceptance and response
+  std::uint32_t staging = 1024;                   // per controller queue: split-off accesses waiting for room
   std::uint32_t stacks = 1;                       // for the per-stack roll-ups and bandwidth tracks
   std::uint64_t bandwidth_sample_ps = 1'000'000;  // 0: no bandwidth track
   bool use_bulk = true;                           // hand multi-access requests to FastDram whole
@@ -146,7 +158,7 @@ class HbmMemory : public sc_core::sc_module {
   std::uint32_t new_txn(tlm::tlm_generic_payload& gp, int socket_id, bool blocking, std::uint64_t arrival_ps);
   void accept(std::uint32_t txn);  // moves data, counts, schedules the arrival
   std::uint64_t issue();           // hands the backend every access it takes now; returns how many
-  std::uint64_t try_issue(std::uint32_t txn);
+  std::uint64_t walk(std::uint32_t txn);  // splits txn on until it ends or meets a full staging queue
   std::uint32_t queue_of(std::uint64_t addr, bool write) const;
   void on_complete(const MemRequest& request, Cycle done);
   void finish(std::uint32_t txn);  // the last access completed
@@ -173,11 +185,17 @@ class HbmMemory : public sc_core::sc_module {
   std::priority_queue<Arrival, std::vector<Arrival>, std::greater<Arrival>> arrivals_;
   std::uint64_t arrival_seq_ = 0;
   std::vector<std::uint32_t> fresh_;  // arrived, not yet tried
+  struct Staged {
+    std::uint64_t addr;
+    std::uint32_t txn;
+  };
   using Waiting =
       std::priority_queue<std::pair<std::uint64_t, std::uint32_t>, std::vector<std::pair<std::uint64_t, std::uint32_t>>,
                           std::greater<std::pair<std::uint64_t, std::uint32_t>>>;
-  std::vector<Waiting> blocked_;               // per backend queue: transactions waiting on it, oldest first
-  std::vector<std::uint32_t> waiting_queues_;  // queues with transactions waiting on them
+  std::vector<std::deque<Staged>> staged_;    // per backend queue: accesses split off, waiting for room, in order
+  std::vector<Waiting> blocked_;              // per backend queue: transactions stopped at its full staging, oldest first
+  std::vector<std::uint32_t> active_queues_;  // queues with staged accesses
+  std::size_t staged_count_ = 0;
   std::size_t blocked_count_ = 0;
   std::function<std::uint32_t(std::uint64_t)> queue_key_;
   std::vector<std::deque<std::uint32_t>> responses_;               // per binding, completed, not yet answered
