@@ -54,6 +54,18 @@ class Patterns(unittest.TestCase):
         self.assertAlmostEqual(j["peak_gbps"], 2 * 819.2, places=3)
         self.assertEqual(j["stacks"], 2)
 
+    def test_reads_sets_the_mix_of_any_pattern(self):
+        j = run_json("--pattern", "stream", "--reads", "60", "--size", "4KiB", "--requests", "400", "--fidelity", "fast")
+        self.assertAlmostEqual(j["read_fraction"], 0.6)
+        self.assertEqual(j["pattern"], "stream")
+        with tempfile.TemporaryDirectory() as d:
+            stats = os.path.join(d, "s.json")
+            run_json("--pattern", "strided:8KiB", "--reads", "0", "--requests", "300", "--stats", stats)
+            with open(stats) as f:
+                s = json.load(f)
+            self.assertEqual(s["hbm.port.reads"]["value"], 0)
+            self.assertEqual(s["hbm.port.writes"]["value"], 300)
+
     def test_single_pc_mapping_collapses_a_stream(self):
         base = run_json("--requests", "4000", "--fidelity", "fast")
         one = run_json("--requests", "4000", "--fidelity", "fast", "--mapping", "single-pc")
@@ -109,6 +121,7 @@ class Errors(unittest.TestCase):
 
     def test_bad_pattern_size_and_choices(self):
         for args in (["--pattern", "zigzag"], ["--pattern", "strided:"], ["--pattern", "mix:150"], ["--size", "0"],
+                     ["--reads", "101"], ["--reads", "half"], ["--pattern", "mix:50", "--reads", "50"],
                      ["--fidelity", "exact"], ["--refresh", "sometimes"], ["--trace-file", "/nonexistent/x"]):
             rc, _, err = run(*args)
             self.assertEqual(rc, 2, (args, err))

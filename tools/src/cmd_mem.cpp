@@ -37,6 +37,7 @@ struct MemOptions {
   std::uint32_t stacks = 0;  // 0: the preset's
   std::string fidelity, refresh, mapping;
   std::string pattern = "stream";
+  std::string reads;  // --reads PCT; empty: the pattern's (100 %, or mix:READ_PCT)
   std::string size = "64";
   std::uint64_t requests = 100000;
   std::uint32_t initiators = 4;
@@ -222,6 +223,17 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
     pattern.kind = memory::LoadPattern::Kind::Trace;
   } else {
     pattern = parse_pattern(o.pattern);
+    if (!o.reads.empty()) {
+      if (o.pattern.rfind("mix:", 0) == 0) {
+        throw UsageError("--reads: `--pattern " + o.pattern + "` already sets the share of reads; give one of them");
+      }
+      char* end = nullptr;
+      const double pct = std::strtod(o.reads.c_str(), &end);
+      if (end == o.reads.c_str() || *end != '\0' || !(pct >= 0 && pct <= 100)) {
+        throw UsageError("--reads: `" + o.reads + "` is not a percentage in 0 .. 100");
+      }
+      pattern.read_fraction = pct / 100.0;
+    }
     try {
       const double size = sim::parse_quantity(o.size, sim::Dimension::Bytes, true);
       if (!(size >= 1 && size <= (1u << 30)) || size != std::floor(size)) throw sim::UnitError("out of range");
@@ -323,6 +335,7 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
     j["stacks"] = cfg.get_uint("hbm.stacks");
     j["pattern"] = what;
     j["request_bytes"] = o.trace_file.empty() ? nlohmann::json(pattern.request_bytes) : nlohmann::json(nullptr);
+    j["read_fraction"] = o.trace_file.empty() ? nlohmann::json(pattern.read_fraction) : nlohmann::json(nullptr);
     j["initiators"] = o.initiators;
     j["outstanding"] = o.outstanding;
     j["requests"] = completed;
@@ -343,7 +356,10 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
   } else {
     std::cout << "sohusim mem: " << o.preset << " x " << cfg.get_uint("hbm.stacks") << " stack(s), " << fidelity
               << " fidelity, " << what;
-    if (o.trace_file.empty()) std::cout << ", " << pattern.request_bytes << " B requests";
+    if (o.trace_file.empty()) {
+      std::cout << ", " << pattern.request_bytes << " B requests";
+      if (pattern.read_fraction < 1.0) std::cout << ", " << pattern.read_fraction * 100 << " % reads";
+    }
     std::cout << ", " << o.initiators << " initiators x " << o.outstanding << " outstanding\n";
     std::cout << std::fixed << std::setprecision(2);
     std::cout << "  requests          " << completed << (errors ? " (" + std::to_string(errors) + " errors)" : "")
@@ -377,6 +393,8 @@ void add_mem_command(CLI::App& root, const GlobalOptions& global, Action& action
       ->check(CLI::IsMember({"allbank", "perbank", "off"}));
   cmd->add_option("--mapping", o->mapping, "address mapping preset (default, RoBaBgCoPcCh, single-pc, ...)");
   cmd->add_option("--pattern", o->pattern, "stream | random | strided:STRIDE | mix:READ_PCT")->capture_default_str();
+  cmd->add_option("--reads", o->reads,
+                  "percent of requests that are reads, for stream, random and strided patterns (default 100)");
   cmd->add_option("--size", o->size, "bytes per request (any size and alignment; e.g. 64, 4KiB)")
       ->capture_default_str();
   cmd->add_option("--requests", o->requests, "requests in total")->capture_default_str()->check(CLI::PositiveNumber);
