@@ -221,6 +221,15 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
   stream_open_.assign(low_radix_, ~0ULL);
   stream_counts_.assign(org.total_pcs(), 0);
   streams_.assign(org.total_pcs(), StreamState{});
+  stream_banks_.assign(org.banks_per_pc(), BankStream{});
+  visit_of_bank_.assign(org.banks_per_pc(), -1);
+  if (group_pcs_ != 0 && mapping_.xors().empty() && !low_has_row_) {
+    // The bank fields each low digit of a group selects (stream_visits or's them with its
+    // block's).
+    for (std::uint64_t lo = 0; lo < low_radix_; ++lo) {
+      low_decoded_.push_back(mapping_.decode(lo * group_pcs_ * inner_ * org.access_bytes()));
+    }
+  }
   if (group_pcs_ != 0) {
     // Which pseudo-channel each digit of a group selects: the same in every group unless an
     // XOR pair folds higher bits into a pseudo-channel level (then enqueue_bulk decodes).
@@ -402,7 +411,8 @@ Cycle FastDram::place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_
   return c;
 }
 
-Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bool write) {
+Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bool write, Cycle bank_ready,
+                              double exposed) {
   // Bulk traffic goes after everything booked: searching a long backlog for gaps would cost
   // O(backlog) per booking, and a sequential transfer leaves no gaps to fill. The last
   // stream booking is the pseudo-channel's StreamState tail, not yet in its slot list.
@@ -425,6 +435,7 @@ Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bo
   if (have)
     c = std::max(c,
                  last_end + gap(last_write, last_group, write, kAnyGroup, params_.calibration.stream_turnaround_scale));
+  if (bank_ready > c) c += static_cast<Cycle>(exposed * static_cast<double>(bank_ready - c) + 0.5);
   c = refresh_window_end(kAnyGroup, c);
   if (st.tail && st.write == write && c == st.last_col + gap(write, kAnyGroup, write, kAnyGroup)) {
     // Back to back with the previous stream of the same direction: one booking covers both
@@ -793,8 +804,60 @@ std::uint64_t FastDram::stream_activations(std::uint64_t j0, std::uint64_t group
   return acts;
 }
 
+void FastDram::stream_visits(std::uint64_t j0, std::uint64_t groups) {
+  visits_.clear();
+  if (groups == 0 || low_has_row_) return;
+  const DramOrganization& org = spec_.org;
+  const std::uint64_t lo_count = low_radix_;
+  const std::uint64_t block = low_radix_ * column_radix_;
+  const std::uint64_t group_bytes = group_pcs_ * inner_ * org.access_bytes();
+  const std::uint64_t j1 = j0 + groups;
+  const Cycle per_group = inner_ * stream_gap_;  // a pseudo-channel's cycles per group
+  // Each block (one hi: bank and row digits) visits each low digit's bank once, from the
+  // first to the last of its groups in the range. Only a bank's first and last visits
+  // matter: of a long range, the blocks up to where every bank has been seen at both ends.
+  const std::uint64_t h0 = j0 / block, h1 = (j1 - 1) / block;
+  const std::uint64_t ends = org.banks_per_pc();  // blocks enough for every bank, at each end
+  for (std::uint64_t h = h0; h <= h1; ++h) {
+    if (h - h0 >= ends && h1 - h >= ends) h = h1 - ends + 1;
+    const std::uint64_t start = std::max(j0, h * block), end = std::min(j1, (h + 1) * block);
+    // Without XOR pairs a group's bank and row are its low digit's fields or'ed with its
+    // block's (disjoint digits): one decode per block.
+    const DecodedAddress hd = mapping_.decode(h * block * group_bytes);
+    for (std::uint64_t lo = 0; lo < lo_count; ++lo) {
+      // The first and last groups in [start, end) whose low digit is lo.
+      const std::uint64_t first = start + (lo + lo_count - start % lo_count) % lo_count;
+      if (first >= end) continue;
+      const std::uint64_t last = first + (end - 1 - first) / lo_count * lo_count;
+      DecodedAddress d;
+      if (low_decoded_.empty()) {
+        d = mapping_.decode(first * group_bytes);
+      } else {
+        const DecodedAddress& l = low_decoded_[lo];
+        d.sid = hd.sid | l.sid;
+        d.bank_group = hd.bank_group | l.bank_group;
+        d.bank = hd.bank | l.bank;
+        d.row = hd.row;
+      }
+      const std::uint32_t bank = (d.sid * org.bank_groups + d.bank_group) * org.banks_per_group + d.bank;
+      const Cycle first_col = (first - j0) * per_group;
+      const Cycle last_col = (last - j0) * per_group + (inner_ - 1) * stream_gap_;
+      std::int32_t& slot = visit_of_bank_[bank];
+      if (slot < 0) {
+        slot = static_cast<std::int32_t>(visits_.size());
+        visits_.push_back(Visit{bank, d.row, d.row, first_col, last_col});
+      } else {
+        Visit& v = visits_[static_cast<std::size_t>(slot)];
+        v.last_row = d.row;
+        v.last = last_col;
+      }
+    }
+  }
+  for (const Visit& v : visits_) visit_of_bank_[v.bank] = -1;
+}
+
 Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::uint64_t activations, bool write,
-                            Cycle arrival) {
+                            Cycle arrival, Cycle bank_ready) {
   Pc& pc = *pcs_[index];
   StreamState& st = streams_[index];
   const DramTimings& t = spec_.timing;
@@ -806,11 +869,21 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
   // At most four ACTs per tFAW, over the pseudo-channel's streams rather than per slot:
   // a slot that activates more often than that waits for the window.
   st.act_budget = std::max(st.act_budget, arrival);
-  st.act_budget += (activations * t.FAW) / 4;
+  st.act_budget += static_cast<Cycle>(  // rounded half up, inline (llround is a call)
+      params_.calibration.stream_act_scale * static_cast<double>(activations * t.FAW) / 4.0 + 0.5);
   length = length > stream_gap_ ? length - stream_gap_ : 0;  // first to last column command
   Cycle ready = arrival + (activations > 0 ? (write ? t.RCDWR : t.RCDRD) : 0);
   if (st.act_budget > arrival + length) ready = std::max(ready, st.act_budget - length);
-  Cycle col = append_stream(index, ready, length, write);
+  // The controller hides a wait for the banks (bank_ready, see enqueue_bulk) behind the
+  // other requests its queue holds, as far as there are any: a request whose accesses fill
+  // the queue has nothing to hide it with.
+  double exposed = 1.0;
+  if (bank_ready != 0) {
+    exposed =
+        std::min(1.0, static_cast<double>(accesses) / static_cast<double>(write ? cp.write_queue : cp.read_queue));
+  }
+  Cycle col = append_stream(index, ready, length, write, bank_ready, exposed);
+  bulk_col_ = std::max(bulk_col_, col);
   // Refresh windows inside the stream stretch it: all-bank ones stop it for their length,
   // per-bank ones cost a calibrated stall each.
   if (cp.refresh == RefreshMode::AllBank) {
@@ -879,6 +952,7 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
       if (g1 * p < i1) partial(g1 * p, i1);
       const std::uint64_t first = i0 / p;
       const std::uint64_t acts = stream_activations(first, (i1 + p - 1) / p - first);
+      stream_visits(first, (i1 + p - 1) / p - first);
       // The pseudo-channels' state and counters lie in many small heap objects: fetch them a
       // few pseudo-channels ahead, so that the bookings do not wait for memory one by one.
       const auto prefetch_pc = [](const Pc& pc) {
@@ -894,13 +968,37 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
         prefetch_object(w ? s.wr : s.rd);
         prefetch_object(w ? s.bytes_written : s.bytes_read);
       };
+      // Banks an earlier bulk request left on another row: precharge (tRTP, or write
+      // recovery, after its last column there; tRAS after its activation, tRCD before its
+      // first column), tRP, then tRCD before this request's first column there. The banks'
+      // rows are the same in every pseudo-channel; their cycles are the latest over them.
+      const DramTimings& t = spec_.timing;
+      Cycle bank_ready = 0;
+      for (const Visit& v : visits_) {
+        const BankStream& b = stream_banks_[v.bank];
+        if (!b.used || b.row == v.first_row) continue;
+        const Cycle after_col = b.last_col + (b.write ? t.CWL + t.burst_cycles + t.WR : t.RTP);
+        const Cycle after_act = b.first_col + t.RAS - std::min<Cycle>(b.first_col + t.RAS, b.write ? t.RCDWR : t.RCDRD);
+        const Cycle need = std::max(after_col, after_act) + t.RP + (write ? t.RCDWR : t.RCDRD);
+        if (need > v.first) bank_ready = std::max(bank_ready, need - v.first);
+      }
+      bulk_col_ = 0;
       const std::size_t n = pcs_.size();
       for (std::size_t k = 0; k < n; ++k) {
         if (k + 4 < n) prefetch_pc(*pcs_[k + 4]);
         if (k + 2 < n) prefetch_stream_stats(*pcs_[k + 2], write);
         if (stream_counts_[k] > 0) {
-          done = std::max(done, book_stream(static_cast<std::uint32_t>(k), stream_counts_[k], acts, write, now_));
+          done = std::max(done,
+                          book_stream(static_cast<std::uint32_t>(k), stream_counts_[k], acts, write, now_, bank_ready));
         }
+      }
+      for (const Visit& v : visits_) {
+        BankStream& b = stream_banks_[v.bank];
+        b.first_col = bulk_col_ + v.first;
+        b.last_col = bulk_col_ + v.last;
+        b.row = v.last_row;
+        b.used = true;
+        b.write = write;
       }
     }
   }

@@ -16,8 +16,8 @@ struct HbmMemory::Txn {
   int socket_id = -1;
   bool blocking = false;  // b_transport: the caller waits on done_event
   bool write = false;
-  std::uint64_t next = 0;  // next access to split off
-  std::uint64_t end = 0;   // end of the aligned range
+  std::uint64_t next = 0;         // next access to split off
+  std::uint64_t end = 0;          // end of the aligned range
   std::uint32_t outstanding = 0;  // split off (staged or in the backend), not completed
   std::uint64_t arrival_ps = 0;
   std::uint64_t seq = 0;  // acceptance order: older transactions go first

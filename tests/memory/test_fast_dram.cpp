@@ -1,6 +1,7 @@
 // FastDram's controller behaviours that the calibration table does not show one by one:
 // the write mode (a drain takes back the reads still waiting and books them after the
-// writes) and the back-pressure wake-up (a refused owner is woken when room appears).
+// writes), the back-pressure wake-up (a refused owner is woken when room appears), and
+// bank conflicts between bulk requests.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -132,6 +133,47 @@ TEST(FastDram, RefusedOwnerIsWokenWhenTheQueueHasRoom) {
   EXPECT_EQ(f.completions, 0u) << "the wake-up came from a completion, not from the queue";
   f.run_to_completion();
   EXPECT_EQ(f.completions, std::uint64_t{depth});
+}
+
+// Two bulk reads enqueued together, HBM3-6400's default mapping (per pseudo-channel, 64 B
+// of each of the 4 bank groups in turn, 1 KiB rows; a bank set of 4 KiB per pseudo-channel,
+// 128 KiB over the stack; the next bank after it, the next row after 4 banks, at 512 KiB).
+// Returns the cycles between their completions.
+Cycle second_after_first(std::uint64_t second_addr, std::uint64_t bytes, bool first_write = false) {
+  Fixture f;
+  f.mem->enqueue_bulk(0, bytes, first_write, 1);
+  f.mem->enqueue_bulk(second_addr, bytes, false, 2);
+  f.run_to_completion();
+  EXPECT_EQ(f.completions, 2u);
+  return f.done[2] - f.done[1];
+}
+
+// 64 KiB: 64 accesses per pseudo-channel, 16 per bank group, as many as a read queue
+// holds, so nothing hides a bank's wait. In bank group b the first read's last column is
+// at 4 x (28 + b) + 2 cycles from its start, the second's first at 4 x b.
+TEST(FastDram, BulkRequestWaitsForTheBanksAnEarlierOneLeftOnAnotherRow) {
+  const DramTimings t = Fixture().mem->spec().timing;
+  const Cycle length = 64 * 2;  // 64 accesses at tCCD_S
+  // Other banks (the next bank set): back to back.
+  EXPECT_EQ(second_after_first(128 << 10, 64 << 10), length);
+  // The same row (the other half of it): back to back too.
+  EXPECT_EQ(second_after_first(2 << 10, 64 << 10), length);
+  // The same banks, the next row: precharge after tRTP, tRP, then tRCD before the column.
+  EXPECT_EQ(second_after_first(512 << 10, 64 << 10), 4 * 28 + 2 + t.RTP + t.RP + t.RCDRD);
+  // After writes to those rows, write recovery instead of tRTP (and the write-to-read
+  // turnaround no longer shows, being shorter).
+  // The completions differ by the read's CL against the write's CWL too.
+  EXPECT_EQ(second_after_first(512 << 10, 64 << 10, true),
+            4 * 28 + 2 + t.CWL + t.burst_cycles + t.WR + t.RP + t.RCDRD + t.CL - t.CWL);
+}
+
+// 4 KiB: 4 accesses per pseudo-channel. The controller hides a bank's wait behind the other
+// requests its queue holds: 4 / 64 of the 60 cycles the banks ask for shows.
+TEST(FastDram, SmallBulkRequestExposesItsShareOfTheQueue) {
+  const DramTimings t = Fixture().mem->spec().timing;
+  EXPECT_EQ(second_after_first(128 << 10, 4 << 10), 8u);
+  const Cycle wait = 2 + t.RTP + t.RP + t.RCDRD - 8;  // past the back-to-back start
+  EXPECT_EQ(second_after_first(512 << 10, 4 << 10), 8 + (wait * 4 + 32) / 64);
 }
 
 }  // namespace

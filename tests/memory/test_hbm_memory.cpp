@@ -318,8 +318,8 @@ SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, UnloadedReadLatencyFast) {
 std::size_t held_behind_a_full_queue(const std::string& staging) {
   counters::Registry reg;
   sim::Instrumentation inst{&reg, nullptr, 0};
-  const sim::Config cfg = full_config({"hbm.target.fidelity=detailed", "hbm.controller.read_queue=2",
-                                       "hbm.target.staging=" + staging});
+  const sim::Config cfg =
+      full_config({"hbm.target.fidelity=detailed", "hbm.controller.read_queue=2", "hbm.target.staging=" + staging});
   HbmMemory mem("hbm", cfg, inst, "hbm");
   sim::MemoryManager mm;
   std::vector<std::unique_ptr<test::TestInitiator>> inits;
@@ -373,8 +373,8 @@ SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, FullStagingStopsTheRequestThere) {
 // Through the TLM path, with requests of 256 B (the fast model takes them whole) and AT
 // initiators keeping many in flight: the two fidelities agree on bandwidth.
 double tlm_stream_bandwidth(const char* fidelity, LoadPattern::Kind kind, std::uint32_t bytes, double reads,
-                            counters::Registry& reg, const std::string& trace_path = {},
-                            std::uint32_t requests = 1500, std::uint32_t outstanding = 32) {
+                            counters::Registry& reg, const std::string& trace_path = {}, std::uint32_t requests = 1500,
+                            std::uint32_t outstanding = 32) {
   std::unique_ptr<counters::TraceRecorder> trace =
       std::make_unique<counters::TraceRecorder>(trace_path.empty() ? nullptr : counters::make_trace_writer(trace_path));
   const counters::TrackId proc = trace->enabled() ? trace->process_track("dev0") : 0;
@@ -457,8 +457,6 @@ SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, FastMatchesDetailedThroughTlmWrites256KiB) {
 SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, FastMatchesDetailedThroughTlmRandom64) {
   compare_tlm(LoadPattern::Kind::Random, 64, 1.0);
 }
-
-
 
 SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, PerStackBandwidthTrackInTheTrace) {
   counters::Registry reg;

@@ -50,6 +50,15 @@
 // activation, `stream_act_cost` cycles, and never more activations than tFAW allows;
 // refresh windows it crosses extend it. Activations are counted from the mapping's
 // structure (distinct bank/row pairs the range visits), without visiting the accesses.
+// Bank conflicts between bulk requests: the model remembers, per bank of a pseudo-channel,
+// the row the last bulk request streamed there and when its first and last columns were
+// (the latest over the pseudo-channels: bulk requests give each the same banks and rows). A request that
+// visits the bank with another row starts no earlier than that bank allows: precharge
+// after tRAS and after the last column (tRTP, or CWL + nBL + tWR after a write), tRP, then
+// tRCD before its first column in that bank (at its offset within the request's slot).
+// Only the first and last visit of each bank in a request are looked at. The controller
+// hides such a wait behind the other requests in its queue: the share that delays the
+// pseudo-channel is the request's accesses there over the queue depth (at most 1).
 //
 // Calibration constants (FastDramParams::calibration) were fitted to DramSystem on the
 // shared patterns; the method is in docs/memory-frontend.md and the test that keeps them
@@ -87,6 +96,10 @@ struct FastDramCalibration {
   double turnaround_scale = 0.7;
   // The same between a bulk stream and the booking before it.
   double stream_turnaround_scale = 0.8;
+  // Spacing of a bulk stream's activations, as a share of tFAW / 4: the detailed
+  // controller activates at about 7 cycles rather than 6 on random 4 KiB blocks (the
+  // channel's row-command bus, shared by its two pseudo-channels, also carries the PREs).
+  double stream_act_scale = 1.17;
   // Bus cycles a streaming (bulk) range loses per per-bank refresh window it crosses.
   double perbank_stream_cost = 0.0;
   // Share of tRP + tRFCpb for which a per-bank refresh blocks its bank's activations in
@@ -181,7 +194,8 @@ class FastDram final : public MemoryBackend {
   Cycle place_slot(std::uint32_t pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
                    std::uint32_t group_last);
   // A stream's data slot, after everything booked in pseudo-channel `pc` (its tail).
-  Cycle append_stream(std::uint32_t pc, Cycle ready, Cycle length, bool write);
+  // `bank_ready`: when its banks allow it to start; `exposed` of the wait past the tail counts.
+  Cycle append_stream(std::uint32_t pc, Cycle ready, Cycle length, bool write, Cycle bank_ready, double exposed);
   // Moves pseudo-channel `pc`'s stream tail into its slot list.
   void flush_tail(std::uint32_t pc);
   // Books one access in its pseudo-channel `pc` (timing, bank state, column queue); counts
@@ -196,9 +210,14 @@ class FastDram final : public MemoryBackend {
   // reads booked to issue after `at` are taken back and booked again after the writes.
   void drain(std::uint32_t pc, std::size_t keep, Cycle at);
   void count_row(std::uint32_t pc, RowOutcome outcome);
-  Cycle book_stream(std::uint32_t pc, std::uint64_t accesses, std::uint64_t activations, bool write, Cycle arrival);
+  // Books a bulk request's `accesses` in pseudo-channel `pc`; `bank_ready`: the cycle its
+  // banks allow it to start at (0: any). Raises bulk_col_ to its first column.
+  Cycle book_stream(std::uint32_t pc, std::uint64_t accesses, std::uint64_t activations, bool write, Cycle arrival,
+                    Cycle bank_ready);
   // Row activations a range of groups needs per pseudo-channel; updates stream_open_.
   std::uint64_t stream_activations(std::uint64_t first_group, std::uint64_t groups);
+  // The banks a range of groups visits in each pseudo-channel (the same in all), into visits_.
+  void stream_visits(std::uint64_t first_group, std::uint64_t groups);
   void push_done(Cycle at, const MemRequest& r, std::uint32_t pc);
   void count_refreshes(Cycle cycle);
   // cycle / tREFI, remembering the last interval asked about (bookings of one request, and
@@ -225,6 +244,27 @@ class FastDram final : public MemoryBackend {
     bool write = false;
   };
   std::vector<StreamState> streams_;
+  // A bank as the bulk requests left it (stream_banks_, per bank of a pseudo-channel: bulk
+  // requests give every pseudo-channel the same banks and rows; the cycles are the latest
+  // over the pseudo-channels).
+  struct BankStream {
+    Cycle first_col = 0, last_col = 0;  // the last bulk visit's first and last column
+    std::uint32_t row = 0;
+    bool used = false;
+    bool write = false;
+  };
+  std::vector<BankStream> stream_banks_;
+  Cycle bulk_col_ = 0;  // the latest first column of the bulk request being booked
+  // One bulk request's visit to a bank: rows and column offsets (cycles from the start of
+  // the request's slot in a pseudo-channel) of its first and last groups there.
+  struct Visit {
+    std::uint32_t bank;
+    std::uint32_t first_row, last_row;
+    Cycle first, last;
+  };
+  std::vector<Visit> visits_;
+  std::vector<std::int32_t> visit_of_bank_;  // per bank: its index in visits_, or -1
+  std::vector<DecodedAddress> low_decoded_;  // per low digit of a group: its fields (empty: decode each visit)
   std::priority_queue<Done, std::vector<Done>, std::greater<Done>> done_;
   std::uint64_t seq_ = 0;
   std::uint64_t next_ticket_ = 1;

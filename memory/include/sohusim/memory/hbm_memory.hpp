@@ -156,8 +156,8 @@ class HbmMemory : public sc_core::sc_module {
   // Checks gp; on error sets the response, counts it and returns false.
   bool admit(tlm::tlm_generic_payload& gp);
   std::uint32_t new_txn(tlm::tlm_generic_payload& gp, int socket_id, bool blocking, std::uint64_t arrival_ps);
-  void accept(std::uint32_t txn);  // moves data, counts, schedules the arrival
-  std::uint64_t issue();           // hands the backend every access it takes now; returns how many
+  void accept(std::uint32_t txn);         // moves data, counts, schedules the arrival
+  std::uint64_t issue();                  // hands the backend every access it takes now; returns how many
   std::uint64_t walk(std::uint32_t txn);  // splits txn on until it ends or meets a full staging queue
   std::uint32_t queue_of(std::uint64_t addr, bool write) const;
   void on_complete(const MemRequest& request, Cycle done);
@@ -192,8 +192,8 @@ class HbmMemory : public sc_core::sc_module {
   using Waiting =
       std::priority_queue<std::pair<std::uint64_t, std::uint32_t>, std::vector<std::pair<std::uint64_t, std::uint32_t>>,
                           std::greater<std::pair<std::uint64_t, std::uint32_t>>>;
-  std::vector<std::deque<Staged>> staged_;    // per backend queue: accesses split off, waiting for room, in order
-  std::vector<Waiting> blocked_;              // per backend queue: transactions stopped at its full staging, oldest first
+  std::vector<std::deque<Staged>> staged_;  // per backend queue: accesses split off, waiting for room, in order
+  std::vector<Waiting> blocked_;            // per backend queue: transactions stopped at its full staging, oldest first
   std::vector<std::uint32_t> active_queues_;  // queues with staged accesses
   std::size_t staged_count_ = 0;
   std::size_t blocked_count_ = 0;
