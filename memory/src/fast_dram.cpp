@@ -736,6 +736,9 @@ void FastDram::advance_to(Cycle cycle) {
       }
     }
     --pending_;
+    if (d.pc == kNoPc && !d.request.write && bulk_reads_ > 0 && --bulk_reads_ == 0 && !bulk_writes_.empty()) {
+      flush_bulk_writes();  // no bulk read left in flight: the gathered writes go now
+    }
     if (d.pc != kNoPc) {
       Pc& pc = *pcs_[d.pc];
       if (d.request.write) {
@@ -870,7 +873,9 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
   // a slot that activates more often than that waits for the window.
   st.act_budget = std::max(st.act_budget, arrival);
   st.act_budget += static_cast<Cycle>(  // rounded half up, inline (llround is a call)
-      params_.calibration.stream_act_scale * static_cast<double>(activations * t.FAW) / 4.0 + 0.5);
+      (write ? params_.calibration.stream_write_act_scale : 1.0) * params_.calibration.stream_act_scale *
+          static_cast<double>(activations * t.FAW) / 4.0 +
+      0.5);
   length = length > stream_gap_ ? length - stream_gap_ : 0;  // first to last column command
   Cycle ready = arrival + (activations > 0 ? (write ? t.RCDWR : t.RCDRD) : 0);
   if (st.act_budget > arrival + length) ready = std::max(ready, st.act_budget - length);
@@ -919,6 +924,33 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
 
 void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id) {
   check(addr, bytes);
+  if (!write) {
+    ++bulk_reads_;
+    book_bulk(addr, bytes, false, id);
+    return;
+  }
+  // Writes wait while bulk reads are in flight, as in the controller's write queue, until
+  // a batch's worth per pseudo-channel has gathered (write_high - write_low), then go
+  // together: one read/write turnaround pair per batch, not per request.
+  ++pending_;  // until booked
+  bulk_writes_.push_back(BulkWrite{addr, bytes, id});
+  bulk_write_accesses_ += bytes / access_bytes();
+  const ControllerParams& cp = params_.controller;
+  const std::uint64_t batch = std::uint64_t{cp.write_high - cp.write_low} * spec_.org.total_pcs();
+  if (bulk_reads_ == 0 || bulk_write_accesses_ >= batch) flush_bulk_writes();
+}
+
+void FastDram::flush_bulk_writes() {
+  while (!bulk_writes_.empty()) {
+    const BulkWrite w = bulk_writes_.front();
+    bulk_writes_.pop_front();
+    --pending_;  // book_bulk counts it again
+    book_bulk(w.addr, w.bytes, true, w.id);
+  }
+  bulk_write_accesses_ = 0;
+}
+
+void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id) {
   const std::uint64_t a = access_bytes();
   const std::uint64_t i0 = addr / a;
   const std::uint64_t i1 = (addr + bytes) / a;

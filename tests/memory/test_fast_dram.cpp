@@ -1,7 +1,7 @@
 // FastDram's controller behaviours that the calibration table does not show one by one:
 // the write mode (a drain takes back the reads still waiting and books them after the
-// writes), the back-pressure wake-up (a refused owner is woken when room appears), and
-// bank conflicts between bulk requests.
+// writes), the back-pressure wake-up (a refused owner is woken when room appears), bank
+// conflicts between bulk requests and the batching of bulk writes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -174,6 +174,55 @@ TEST(FastDram, SmallBulkRequestExposesItsShareOfTheQueue) {
   EXPECT_EQ(second_after_first(128 << 10, 4 << 10), 8u);
   const Cycle wait = 2 + t.RTP + t.RP + t.RCDRD - 8;  // past the back-to-back start
   EXPECT_EQ(second_after_first(512 << 10, 4 << 10), 8 + (wait * 4 + 32) / 64);
+}
+
+// Bulk writes wait while a bulk read is in flight, until a batch has gathered: 32 accesses
+// per pseudo-channel (write_high - write_low), eight 4 KiB writes on one stack (4 each).
+// Seven wait; the eighth sends all eight, back to back after the read, one turnaround
+// for the batch.
+TEST(FastDram, BulkWritesGatherIntoABatchWhileReadsAreInFlight) {
+  Fixture f;
+  const ControllerParams& cp = f.mem->params().controller;
+  ASSERT_EQ(cp.write_high - cp.write_low, 32u);
+  f.mem->enqueue_bulk(0, 1 << 20, false, 100);  // 32 KiB per pseudo-channel: 2048 cycles
+  for (std::uint64_t k = 0; k < 7; ++k) f.mem->enqueue_bulk((2 << 20) + k * 4096, 4096, true, k);
+  EXPECT_EQ(f.mem->pending(), 8u);
+  f.mem->advance_to(f.mem->next_event());  // the only event booked: the read's completion
+  ASSERT_EQ(f.completions, 1u) << "the writes waited for the read";
+  EXPECT_TRUE(f.done.count(100));
+  // The read is done and no bulk read is in flight: the seven went then, exactly as if
+  // they had arrived at that cycle.
+  f.run_to_completion();
+  ASSERT_EQ(f.completions, 8u);
+  Fixture h;
+  h.mem->enqueue_bulk(0, 1 << 20, false, 100);
+  h.run_to_completion();
+  ASSERT_EQ(h.done[100], f.done[100]);
+  for (std::uint64_t k = 0; k < 7; ++k) h.mem->enqueue_bulk((2 << 20) + k * 4096, 4096, true, k);
+  h.run_to_completion();
+  for (std::uint64_t k = 0; k < 7; ++k) {
+    EXPECT_GT(f.done[k], f.done[100]);
+    EXPECT_EQ(f.done[k], h.done[k]) << k;
+  }
+
+  Fixture g;
+  g.mem->enqueue_bulk(0, 1 << 20, false, 100);
+  for (std::uint64_t k = 0; k < 8; ++k) g.mem->enqueue_bulk((2 << 20) + k * 4096, 4096, true, k);
+  g.run_to_completion();
+  ASSERT_EQ(g.completions, 9u);
+  // The eighth made a batch: all went while the read was still in flight, booked after it.
+  EXPECT_LT(g.done[100], g.done[0]);
+  for (std::uint64_t k = 1; k < 8; ++k) EXPECT_EQ(g.done[k] - g.done[k - 1], 8u) << k;
+  EXPECT_EQ(g.stat("wr"), 8u * 4);
+}
+
+// With no bulk read in flight a bulk write goes at once.
+TEST(FastDram, BulkWriteWithoutReadsGoesAtOnce) {
+  Fixture f;
+  f.mem->enqueue_bulk(0, 4096, true, 1);
+  ASSERT_NE(f.mem->next_event(), kNever);
+  f.run_to_completion();
+  EXPECT_EQ(f.completions, 1u);
 }
 
 }  // namespace

@@ -47,18 +47,25 @@
 //     earliest entry of that queue frees.
 //   - completion: the last data beat plus hbm.controller.latency, as in DramController.
 // Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
-// activation, `stream_act_cost` cycles, and never more activations than tFAW allows;
-// refresh windows it crosses extend it. Activations are counted from the mapping's
-// structure (distinct bank/row pairs the range visits), without visiting the accesses.
-// Bank conflicts between bulk requests: the model remembers, per bank of a pseudo-channel,
-// the row the last bulk request streamed there and when its first and last columns were
-// (the latest over the pseudo-channels: bulk requests give each the same banks and rows). A request that
-// visits the bank with another row starts no earlier than that bank allows: precharge
-// after tRAS and after the last column (tRTP, or CWL + nBL + tWR after a write), tRP, then
-// tRCD before its first column in that bank (at its offset within the request's slot).
-// Only the first and last visit of each bank in a request are looked at. The controller
-// hides such a wait behind the other requests in its queue: the share that delays the
-// pseudo-channel is the request's accesses there over the queue depth (at most 1).
+// activation, `stream_act_cost` cycles, the activations spaced at stream_act_scale x
+// tFAW / 4 (writes' by stream_write_act_scale more); refresh windows it crosses extend it.
+// Activations are counted from the mapping's structure (distinct bank/row pairs the range
+// visits), without visiting the accesses.
+//   - Bank conflicts between bulk requests: the model remembers, per bank of a
+//     pseudo-channel, the row the last bulk request streamed there and when its first and
+//     last columns were (the latest over the pseudo-channels: bulk requests give each the
+//     same banks and rows). A request that visits the bank with another row starts no
+//     earlier than that bank allows: precharge after tRAS and after the last column (tRTP,
+//     or CWL + nBL + tWR after a write), tRP, then tRCD before its first column in that
+//     bank (at its offset within the request's slot). Only the first and last visit of
+//     each bank in a request are looked at. The controller hides such a wait behind the
+//     other requests in its queue: the share that delays the pseudo-channel is the
+//     request's accesses there over the queue depth (at most 1).
+//   - Write batching: bulk writes are gathered like the controller's write queue. While
+//     bulk reads are in flight they wait until (write_high - write_low) accesses per
+//     pseudo-channel have gathered, then are booked together in arrival order, after what
+//     is booked (one read/write turnaround per batch, not per request); when no bulk read
+//     is left in flight they go at once.
 //
 // Calibration constants (FastDramParams::calibration) were fitted to DramSystem on the
 // shared patterns; the method is in docs/memory-frontend.md and the test that keeps them
@@ -71,6 +78,7 @@
 // Refreshes are counted as the windows a pseudo-channel's bookings pass.
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <queue>
 #include <string>
@@ -100,6 +108,9 @@ struct FastDramCalibration {
   // controller activates at about 7 cycles rather than 6 on random 4 KiB blocks (the
   // channel's row-command bus, shared by its two pseudo-channels, also carries the PREs).
   double stream_act_scale = 1.17;
+  // The same for a bulk write's activations, on top: the bank is held for write recovery
+  // (tWR) before it can precharge.
+  double stream_write_act_scale = 1.65;
   // Bus cycles a streaming (bulk) range loses per per-bank refresh window it crosses.
   double perbank_stream_cost = 0.0;
   // Share of tRP + tRFCpb for which a per-bank refresh blocks its bank's activations in
@@ -219,6 +230,16 @@ class FastDram final : public MemoryBackend {
   // The banks a range of groups visits in each pseudo-channel (the same in all), into visits_.
   void stream_visits(std::uint64_t first_group, std::uint64_t groups);
   void push_done(Cycle at, const MemRequest& r, std::uint32_t pc);
+  // A bulk request's bookings in every pseudo-channel, and its completion.
+  void book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id);
+  // Books the gathered bulk writes, in arrival order.
+  void flush_bulk_writes();
+  struct BulkWrite {
+    std::uint64_t addr, bytes, id;
+  };
+  std::deque<BulkWrite> bulk_writes_;  // bulk writes waiting for a batch, in arrival order
+  std::uint64_t bulk_write_accesses_ = 0;
+  std::size_t bulk_reads_ = 0;  // bulk reads in flight
   void count_refreshes(Cycle cycle);
   // cycle / tREFI, remembering the last interval asked about (bookings of one request, and
   // of consecutive requests, mostly fall in the same one): saves a division per booking.
