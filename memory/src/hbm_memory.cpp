@@ -120,6 +120,7 @@ HbmMemory::HbmMemory(sc_core::sc_module_name name, std::unique_ptr<MemoryBackend
     };
   }
   staged_.resize(2 * std::size_t{queues});
+  active_.resize(2 * std::size_t{queues}, 0);
   blocked_.resize(2 * std::size_t{queues});
   if (params_.functional) store_ = std::make_unique<sim::SparseStore>(backend_->capacity_bytes());
   backend_->set_completion([this](const MemRequest& r, Cycle done) { on_complete(r, done); });
@@ -396,7 +397,10 @@ std::uint64_t HbmMemory::walk(std::uint32_t index) {
       backend_->enqueue(MemRequest{t.next, t.write, index, 0});
       ++handed;
     } else if (staged.size() < params_.staging) {
-      if (staged.empty()) active_queues_.push_back(q);
+      if (!active_[q]) {
+        active_[q] = 1;
+        active_queues_.push_back(q);
+      }
       staged.push_back(Staged{t.next, index});
       ++staged_count_;
     } else {
@@ -436,13 +440,13 @@ std::uint64_t HbmMemory::issue() {
       handed += walk(index);
     }
   }
-  // Queues left with nothing staged leave the list (a queue appears in it once).
+  // Queues left with nothing staged leave the list.
   std::size_t keep = 0;
   for (std::size_t i = 0; i < active_queues_.size(); ++i) {
     const std::uint32_t q = active_queues_[i];
-    if (!staged_[q].empty() &&
-        std::find(active_queues_.begin(), active_queues_.begin() + static_cast<std::ptrdiff_t>(keep), q) ==
-            active_queues_.begin() + static_cast<std::ptrdiff_t>(keep)) {
+    if (staged_[q].empty()) {
+      active_[q] = 0;
+    } else {
       active_queues_[keep++] = q;
     }
   }

@@ -194,7 +194,8 @@ class HbmMemory : public sc_core::sc_module {
                           std::greater<std::pair<std::uint64_t, std::uint32_t>>>;
   std::vector<std::deque<Staged>> staged_;  // per backend queue: accesses split off, waiting for room, in order
   std::vector<Waiting> blocked_;            // per backend queue: transactions stopped at its full staging, oldest first
-  std::vector<std::uint32_t> active_queues_;  // queues with staged accesses
+  std::vector<std::uint32_t> active_queues_;  // queues with staged accesses, each once
+  std::vector<char> active_;                  // per backend queue: listed in active_queues_
   std::size_t staged_count_ = 0;
   std::size_t blocked_count_ = 0;
   std::function<std::uint32_t(std::uint64_t)> queue_key_;
