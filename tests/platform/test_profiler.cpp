@@ -187,8 +187,7 @@ TEST(Profiler, BatchOneDecodeGemvIsHbmBoundAndPrefillGemmComputeBound) {
   // MACs each: overhead, not useful MACs (each fold loads 128 weight rows for one row of
   // input).
   EXPECT_GT(gemm_op.stalls.busy_useful, 0.8 * gemm_op.stalls.total());
-  EXPECT_GT(gemv_op.stalls.wait_hbm / gemv_op.stalls.total(),
-            1.5 * gemm_op.stalls.wait_hbm / gemm_op.stalls.total());
+  EXPECT_GT(gemv_op.stalls.wait_hbm / gemv_op.stalls.total(), 1.5 * gemm_op.stalls.wait_hbm / gemm_op.stalls.total());
   EXPECT_LT(gemv_op.stalls.busy_useful, 0.02 * gemv_op.stalls.total());
   EXPECT_GT(gemv_op.stalls.busy_overhead, 0.5 * gemv_op.stalls.total());
   // Useful MAC cycles over the engines' cycles are the compute speed of light of the op.
