@@ -412,7 +412,7 @@ Cycle FastDram::place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_
 }
 
 Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bool write, Cycle bank_ready,
-                              double exposed) {
+                              double exposed, bool opens_rows) {
   // Bulk traffic goes after everything booked: searching a long backlog for gaps would cost
   // O(backlog) per booking, and a sequential transfer leaves no gaps to fill. The last
   // stream booking is the pseudo-channel's StreamState tail, not yet in its slot list.
@@ -432,9 +432,17 @@ Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bo
     last_write = last.write;
     last_group = last.group_last;
   }
-  if (have)
-    c = std::max(c,
-                 last_end + gap(last_write, last_group, write, kAnyGroup, params_.calibration.stream_turnaround_scale));
+  if (have) {
+    c = std::max(c, last_end + gap(last_write, last_group, write, kAnyGroup, params_.calibration.turnaround_scale));
+    if (last_write != write) {
+      // A read/write switch. The controller serves one queue at a time and opens no rows for
+      // the other, so the new direction's activations start at the switch: its first column
+      // is tRCD after the other direction's last, and a wait for a bank has nothing of its
+      // own direction queued to hide behind.
+      if (opens_rows) c = std::max(c, last_end + (write ? spec_.timing.RCDWR : spec_.timing.RCDRD));
+      exposed = 1.0;
+    }
+  }
   if (bank_ready > c) c += static_cast<Cycle>(exposed * static_cast<double>(bank_ready - c) + 0.5);
   c = refresh_window_end(kAnyGroup, c);
   if (st.tail && st.write == write && c == st.last_col + gap(write, kAnyGroup, write, kAnyGroup)) {
@@ -860,7 +868,7 @@ void FastDram::stream_visits(std::uint64_t j0, std::uint64_t groups) {
 }
 
 Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::uint64_t activations, bool write,
-                            Cycle arrival, Cycle bank_ready) {
+                            Cycle arrival, Cycle bank_ready, bool opens_rows) {
   Pc& pc = *pcs_[index];
   StreamState& st = streams_[index];
   const DramTimings& t = spec_.timing;
@@ -887,7 +895,7 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
     exposed =
         std::min(1.0, static_cast<double>(accesses) / static_cast<double>(write ? cp.write_queue : cp.read_queue));
   }
-  Cycle col = append_stream(index, ready, length, write, bank_ready, exposed);
+  Cycle col = append_stream(index, ready, length, write, bank_ready, exposed, opens_rows);
   bulk_col_ = std::max(bulk_col_, col);
   // Refresh windows inside the stream stretch it: all-bank ones stop it for their length,
   // per-bank ones cost a calibrated stall each.
@@ -1006,8 +1014,10 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
       // rows are the same in every pseudo-channel; their cycles are the latest over them.
       const DramTimings& t = spec_.timing;
       Cycle bank_ready = 0;
+      bool opens_rows = false;  // some bank it visits holds no row or another one
       for (const Visit& v : visits_) {
         const BankStream& b = stream_banks_[v.bank];
+        if (!b.used || b.row != v.first_row) opens_rows = true;
         if (!b.used || b.row == v.first_row) continue;
         const Cycle after_col = b.last_col + (b.write ? t.CWL + t.burst_cycles + t.WR : t.RTP);
         const Cycle after_act = b.first_col + t.RAS - std::min<Cycle>(b.first_col + t.RAS, b.write ? t.RCDWR : t.RCDRD);
@@ -1020,8 +1030,8 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
         if (k + 4 < n) prefetch_pc(*pcs_[k + 4]);
         if (k + 2 < n) prefetch_stream_stats(*pcs_[k + 2], write);
         if (stream_counts_[k] > 0) {
-          done = std::max(done,
-                          book_stream(static_cast<std::uint32_t>(k), stream_counts_[k], acts, write, now_, bank_ready));
+          done = std::max(done, book_stream(static_cast<std::uint32_t>(k), stream_counts_[k], acts, write, now_,
+                                            bank_ready, opens_rows));
         }
       }
       for (const Visit& v : visits_) {

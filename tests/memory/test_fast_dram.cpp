@@ -167,6 +167,23 @@ TEST(FastDram, BulkRequestWaitsForTheBanksAnEarlierOneLeftOnAnotherRow) {
             4 * 28 + 2 + t.CWL + t.burst_cycles + t.WR + t.RP + t.RCDRD + t.CL - t.CWL);
 }
 
+// A read/write switch: the controller opens no rows for the other direction's queue, so a
+// read after a write whose banks need a row has its first column tRCD (31) after the
+// write's last, not the write-to-read turnaround (CWL + nBL + tWTR_S, 19, x 0.7 = 13). On
+// the rows the write left open, only the turnaround.
+TEST(FastDram, ReadAfterWriteOnOtherBanksWaitsForItsActivations) {
+  const DramTimings t = Fixture().mem->spec().timing;
+  const Cycle length = 64 * 2 - 2;  // first to last column of 64 accesses at tCCD_S
+  const Cycle turnaround = 13;
+  ASSERT_GT(t.RCDRD, turnaround);
+  // The second's completion after the first's: its start after the write's last column,
+  // its length, and CL against CWL.
+  EXPECT_EQ(second_after_first(128 << 10, 64 << 10, true), t.RCDRD + length + t.CL - t.CWL);
+  EXPECT_EQ(second_after_first(2 << 10, 64 << 10, true), turnaround + length + t.CL - t.CWL);
+  // Read after read on other banks: their activations overlap the first's columns.
+  EXPECT_EQ(second_after_first(128 << 10, 64 << 10), length + 2);
+}
+
 // 4 KiB: 4 accesses per pseudo-channel. The controller hides a bank's wait behind the other
 // requests its queue holds: 4 / 64 of the 60 cycles the banks ask for shows.
 TEST(FastDram, SmallBulkRequestExposesItsShareOfTheQueue) {

@@ -61,6 +61,10 @@
 //     each bank in a request are looked at. The controller hides such a wait behind the
 //     other requests in its queue: the share that delays the pseudo-channel is the
 //     request's accesses there over the queue depth (at most 1).
+//   - Read/write switches: the controller serves one queue at a time and opens no rows for
+//     the other, so a request after a booking of the other direction whose banks need a row
+//     has its first column no earlier than tRCD after that booking's last, and waits for
+//     its banks in full (nothing of its own direction is queued to hide the wait).
 //   - Write batching: bulk writes are gathered like the controller's write queue. While
 //     bulk reads are in flight they wait until (write_high - write_low) accesses per
 //     pseudo-channel have gathered, then are booked together in arrival order, after what
@@ -99,11 +103,9 @@ struct FastDramCalibration {
   // Bus cycles a streaming (bulk) range loses per row activation it needs, beyond what
   // the bank-group interleave hides.
   double stream_act_cost = 0.0;
-  // Scale of the read/write turnaround penalties (1: the spec's values) between single
-  // accesses, fitted on the stream, strided and random read/write mixes.
+  // Scale of the read/write turnaround penalties (1: the spec's values), fitted on the
+  // stream, strided and random read/write mixes of single accesses; bulk streams use it too.
   double turnaround_scale = 0.7;
-  // The same between a bulk stream and the booking before it.
-  double stream_turnaround_scale = 0.8;
   // Spacing of a bulk stream's activations, as a share of tFAW / 4: the detailed
   // controller activates at about 7 cycles rather than 6 on random 4 KiB blocks (the
   // channel's row-command bus, shared by its two pseudo-channels, also carries the PREs).
@@ -205,8 +207,11 @@ class FastDram final : public MemoryBackend {
   Cycle place_slot(std::uint32_t pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
                    std::uint32_t group_last);
   // A stream's data slot, after everything booked in pseudo-channel `pc` (its tail).
-  // `bank_ready`: when its banks allow it to start; `exposed` of the wait past the tail counts.
-  Cycle append_stream(std::uint32_t pc, Cycle ready, Cycle length, bool write, Cycle bank_ready, double exposed);
+  // `bank_ready`: when its banks allow it to start; `exposed` of the wait past the tail counts
+  // (all of it after a booking of the other direction). `opens_rows`: some bank it visits
+  // needs an activation, which after the other direction waits for the switch.
+  Cycle append_stream(std::uint32_t pc, Cycle ready, Cycle length, bool write, Cycle bank_ready, double exposed,
+                      bool opens_rows);
   // Moves pseudo-channel `pc`'s stream tail into its slot list.
   void flush_tail(std::uint32_t pc);
   // Books one access in its pseudo-channel `pc` (timing, bank state, column queue); counts
@@ -222,9 +227,10 @@ class FastDram final : public MemoryBackend {
   void drain(std::uint32_t pc, std::size_t keep, Cycle at);
   void count_row(std::uint32_t pc, RowOutcome outcome);
   // Books a bulk request's `accesses` in pseudo-channel `pc`; `bank_ready`: the cycle its
-  // banks allow it to start at (0: any). Raises bulk_col_ to its first column.
+  // banks allow it to start at (0: any); `opens_rows`: see append_stream. Raises bulk_col_
+  // to its first column.
   Cycle book_stream(std::uint32_t pc, std::uint64_t accesses, std::uint64_t activations, bool write, Cycle arrival,
-                    Cycle bank_ready);
+                    Cycle bank_ready, bool opens_rows);
   // Row activations a range of groups needs per pseudo-channel; updates stream_open_.
   std::uint64_t stream_activations(std::uint64_t first_group, std::uint64_t groups);
   // The banks a range of groups visits in each pseudo-channel (the same in all), into visits_.
