@@ -13,8 +13,7 @@ namespace sohusim::memory {
 namespace {
 
 constexpr std::uint32_t kClosed = 0xffffffffu;
-constexpr std::uint32_t kAnyGroup = 0xfffffffeu;  // a stream slot: never "the same bank group"
-constexpr Cycle kSlotSpan = 64;                   // cycles: farther apart than any spacing rule
+constexpr Cycle kSlotSpan = 64;  // cycles: farther apart than any spacing rule
 
 struct Bank {
   std::uint32_t open_row = kClosed;
@@ -242,6 +241,11 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
       }
     }
   }
+  for (int a = 0; a < 2; ++a) {
+    for (int b = 0; b < 2; ++b) {
+      for (int same = 0; same < 2; ++same) gap_[a][b][same] = spec_gap(a != 0, b != 0, same != 0);
+    }
+  }
   const DramTimings& t = spec_.timing;
   stream_gap_ = std::max<Cycle>(t.burst_cycles, low_alternates_groups ? t.CCD_S : t.CCD_L);
   faw_ = static_cast<Cycle>(std::llround(params_.calibration.faw_scale * static_cast<double>(t.FAW)));
@@ -348,18 +352,18 @@ bool FastDram::row_survives(std::uint32_t bank, Cycle opened, Cycle used) const 
 
 // ---- booking --------------------------------------------------------------------------
 
-Cycle FastDram::gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group, double scale) const {
+Cycle FastDram::spec_gap(bool a_write, bool b_write, bool same_group) const {
   // Minimum distance between the column command of access a and that of a later access b.
   const DramTimings& t = spec_.timing;
-  const bool same = a_group == b_group && a_group != kAnyGroup;
-  if (a_write == b_write) return std::max<Cycle>(t.burst_cycles, same ? t.CCD_L : t.CCD_S);
+  const double scale = params_.calibration.turnaround_scale;
+  if (a_write == b_write) return std::max<Cycle>(t.burst_cycles, same_group ? t.CCD_L : t.CCD_S);
   if (!a_write) {
     // RD -> WR: tRTW, and the write data may not start before the read data ended.
     const Cycle bus = t.CL + t.burst_cycles > t.CWL ? t.CL + t.burst_cycles - t.CWL : 0;
     return std::max<Cycle>(bus, static_cast<Cycle>(std::llround(t.RTW * scale)));
   }
   // WR -> RD: CWL + nBL + tWTR_S/L.
-  const Cycle wtr = t.CWL + t.burst_cycles + (same ? t.WTR_L : t.WTR_S);
+  const Cycle wtr = t.CWL + t.burst_cycles + (same_group ? t.WTR_L : t.WTR_S);
   return std::max<Cycle>(t.burst_cycles, static_cast<Cycle>(std::llround(static_cast<double>(wtr) * scale)));
 }
 
@@ -433,7 +437,7 @@ Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bo
     last_group = last.group_last;
   }
   if (have) {
-    c = std::max(c, last_end + gap(last_write, last_group, write, kAnyGroup, params_.calibration.turnaround_scale));
+    c = std::max(c, last_end + gap(last_write, last_group, write, kAnyGroup));
     if (last_write != write) {
       // A read/write switch. The controller serves one queue at a time and opens no rows for
       // the other, so the new direction's activations start at the switch: its first column

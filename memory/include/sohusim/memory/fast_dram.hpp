@@ -195,12 +195,13 @@ class FastDram final : public MemoryBackend {
   Cycle refresh_window_end(std::uint32_t bank, Cycle t) const;
   // Whether a row opened at `opened` is still open at `used` (no refresh in between).
   bool row_survives(std::uint32_t bank, Cycle opened, Cycle used) const;
-  // Column-to-column distance from access a to a later access b; `scale` scales the
-  // read/write turnarounds.
-  Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group, double scale) const;
+  // Column-to-column distance from access a to a later access b (kAnyGroup: not the same
+  // bank group); the read/write turnarounds scaled by turnaround_scale. From gap_.
   Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group) const {
-    return gap(a_write, a_group, b_write, b_group, params_.calibration.turnaround_scale);
+    return gap_[a_write][b_write][a_group == b_group && a_group != kAnyGroup];
   }
+  // The same, from the timings (fills gap_ once).
+  Cycle spec_gap(bool a_write, bool b_write, bool same_group) const;
   // An activation of `bank` at the earliest cycle from `lower` that tRRD, tFAW and refresh allow.
   Cycle place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank);
   // A single access's data slot in pseudo-channel `pc`, in the earliest gap.
@@ -310,10 +311,12 @@ class FastDram final : public MemoryBackend {
   std::uint64_t low_radix_ = 1;
   std::uint64_t column_radix_ = 1;
   bool low_has_row_ = false;
-  Cycle stream_gap_ = 2;        // column spacing inside a stream
-  Cycle refresh_step_ = 1;      // tREFI, or tREFI / banks for per-bank refresh
-  Cycle perbank_blackout_ = 0;  // cycles a REFpb blocks its bank
-  Cycle faw_ = 24;              // calibrated four-activate window
+  Cycle stream_gap_ = 2;                                   // column spacing inside a stream
+  Cycle gap_[2][2][2] = {};                                // gap(): [a is a write][b is a write][same bank group]
+  static constexpr std::uint32_t kAnyGroup = 0xfffffffeu;  // a stream slot: never "the same bank group"
+  Cycle refresh_step_ = 1;                                 // tREFI, or tREFI / banks for per-bank refresh
+  Cycle perbank_blackout_ = 0;                             // cycles a REFpb blocks its bank
+  Cycle faw_ = 24;                                         // calibrated four-activate window
   Cycle refreshes_counted_ = 0;
   // One REFab (or REFpb) per pseudo-channel per refresh interval, owed to the registry.
   std::shared_ptr<counters::AddBatch> refresh_adds_ = std::make_shared<counters::AddBatch>();
