@@ -447,8 +447,8 @@ SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, FastMatchesDetailedThroughTlmMix4KiB) {
   compare_tlm(LoadPattern::Kind::Stream, 4096, 0.67);
 }
 // 16 KiB requests, 67 % reads: the controller opens no rows for the direction it is not
-// serving, so each read/write switch waits for activations (+10.6 % before the fast model's
-// switch rule; docs/memory-frontend.md).
+// serving, so each read/write switch waits for activations (on this run the fast model was
+// +10 % before its switch rule; docs/memory-frontend.md).
 SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, FastMatchesDetailedThroughTlmMix16KiB) {
   compare_tlm(LoadPattern::Kind::Stream, 16384, 0.67, 375);
 }
