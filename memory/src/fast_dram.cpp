@@ -20,6 +20,7 @@ struct Bank {
   Cycle act = 0;            // the ACT that opened open_row
   Cycle pre_allowed = 0;    // earliest PRE: tRAS, tRTP, write recovery
   Cycle act_allowed = 0;    // earliest ACT of a closed bank: tRC, auto-precharge + tRP
+  Cycle last_col = 0;       // the last column command booked on open_row
   std::uint32_t epoch = 0;  // StreamState::epoch when open_row was last valid
 };
 
@@ -522,7 +523,8 @@ Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool 
   return c;
 }
 
-FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival) {
+FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival,
+                                        Cycle queued) {
   Pc& pc = *pcs_[index];
   const DramTimings& t = spec_.timing;
   const DramOrganization& org = spec_.org;
@@ -539,6 +541,18 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
   if (open && !row_survives(bank_index, b.act, arrival)) {
     open = false;  // a refresh closed it
     b.open_row = kClosed;
+  }
+  if (open && cp.page_policy == PagePolicy::Adaptive && queued > b.last_col &&
+      std::none_of(pc.buffered.begin(), pc.buffered.end(), [&](const Buffered& w) {
+        return w.where.row == d.row && w.where.bank == d.bank && w.where.bank_group == d.bank_group &&
+               w.where.sid == d.sid;
+      })) {
+    // The adaptive policy closes a row with its last queued hit, reads and writes counted
+    // (an auto-precharge): an access queued after that column command finds the bank
+    // precharged, unless a write waiting in the queue kept the row open.
+    open = false;
+    b.open_row = kClosed;
+    b.act_allowed = std::max(b.act + t.RC, b.pre_allowed + t.RP);
   }
   Cycle col_ready = arrival;
   Cycle act = kNever;
@@ -564,6 +578,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
   }
   const Cycle col = place_slot(index, col_ready, 0, write, group, group);
   (write ? pc.write_cols : pc.read_cols).push(col);
+  b.last_col = std::max(b.last_col, col);
   const Cycle data_end = col + (write ? t.CWL : t.CL) + t.burst_cycles;
   b.pre_allowed = std::max(b.pre_allowed, write ? col + t.CWL + t.burst_cycles + t.WR : col + t.RTP);
   if (cp.page_policy == PagePolicy::Closed) {
@@ -593,9 +608,9 @@ void FastDram::count_row(std::uint32_t index, RowOutcome outcome) {
   }
 }
 
-Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival) {
+Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued) {
   pcs_[index]->journal.clear();  // not a journalled read: earlier reads can no longer be taken back
-  const Booking b = book_access(index, d, write, arrival);
+  const Booking b = book_access(index, d, write, arrival, queued);
   PcStats& s = pcs_[index]->stats;
   count_row(index, b.outcome);
   s.busy_cycles.inc(spec_.timing.burst_cycles);
@@ -616,7 +631,7 @@ void FastDram::book_read(std::uint32_t index, const MemRequest& request, const D
   while (!pc.journal.empty() && pc.journal.front().col <= now_) pc.journal.pop_front();
   const std::uint32_t bank = (d.sid * spec_.org.bank_groups + d.bank_group) * spec_.org.banks_per_group + d.bank;
   Journalled j{request, d, pc.banks[bank], {}, bank, kNever, 0, next_ticket_++};
-  const Booking b = book_access(index, d, false, arrival);
+  const Booking b = book_access(index, d, false, arrival, request.arrival);
   j.after = pc.banks[bank];
   j.act = b.act;
   j.col = b.col;
@@ -655,7 +670,7 @@ void FastDram::enqueue(MemRequest request) {
         done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, true, RowOutcome::Counted, 0});
       }
     } else {
-      push_done(book(index, d, true, now_), request, index);
+      push_done(book(index, d, true, now_, now_), request, index);
     }
     return;
   }
@@ -709,7 +724,7 @@ void FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   const std::size_t n = pc.buffered.size() - keep;
   for (std::size_t i = 0; i < n; ++i) {
     const Buffered& w = pc.buffered[i];
-    push_done(book(index, w.where, true, at), w.request, index);
+    push_done(book(index, w.where, true, at, w.request.arrival), w.request, index);
   }
   pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
   if (!redo.empty()) {
@@ -969,7 +984,7 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
   Cycle done = now_;
   const auto single = [&](std::uint64_t i) {
     const DecodedAddress d = mapping_.decode(i * a);
-    done = std::max(done, book(pc_index(d), d, write, now_));
+    done = std::max(done, book(pc_index(d), d, write, now_, now_));
   };
   if (group_pcs_ == 0) {
     for (std::uint64_t i = i0; i < i1; ++i) single(i);

@@ -242,5 +242,70 @@ TEST(FastDram, BulkWriteWithoutReadsGoesAtOnce) {
   EXPECT_EQ(f.completions, 1u);
 }
 
+// The adaptive page policy (the default) closes a row with its last queued hit, as the
+// controller's auto-precharge does: a read of the same row queued after that column
+// command activates again. Hand-derived: the first read's ACT at 0, its column at tRCD;
+// the row closes at tRAS, so at cycle 200 the bank is precharged and the second read
+// needs tRCD + CL + nBL + latency again (a hit would skip tRCD). With the open policy,
+// the row waits for it.
+TEST(FastDram, AdaptivePageClosesARowWithItsLastQueuedHit) {
+  const auto second_read = [](const std::string& policy) {
+    Fixture f({"hbm.controller.refresh=off", "hbm.controller.page_policy=" + policy});
+    DecodedAddress d;
+    d.row = 3;
+    f.mem->enqueue(MemRequest{f.mem->mapping().encode(d), false, 1, 0});
+    f.run_to_completion();
+    f.mem->advance_to(200);
+    d.column = 4;
+    f.mem->enqueue(MemRequest{f.mem->mapping().encode(d), false, 2, 0});
+    f.run_to_completion();
+    EXPECT_EQ(f.stat("rd"), 2u);
+    return std::make_pair(f.done[2] - 200, f.stat("act"));
+  };
+  const DramTimings t = Fixture().mem->spec().timing;
+  const Cycle latency = Fixture().mem->params().controller.latency;
+  EXPECT_EQ(second_read("adaptive"), std::make_pair(t.RCDRD + t.CL + t.burst_cycles + latency, std::uint64_t{2}));
+  EXPECT_EQ(second_read("open"), std::make_pair(t.CL + t.burst_cycles + latency, std::uint64_t{1}));
+}
+
+// Queued before the first read's column command, the second is a hit under the adaptive
+// policy too; and a write waiting in the write queue for the row keeps it open for a read
+// that comes after the row's last read.
+TEST(FastDram, AdaptivePageKeepsARowOpenForQueuedHits) {
+  Fixture together;
+  DecodedAddress d;
+  d.row = 3;
+  together.mem->enqueue(MemRequest{together.mem->mapping().encode(d), false, 1, 0});
+  d.column = 4;
+  together.mem->enqueue(MemRequest{together.mem->mapping().encode(d), false, 2, 0});
+  together.run_to_completion();
+  EXPECT_EQ(together.stat("act"), 1u);
+  EXPECT_EQ(together.stat("row_hits"), 1u);
+
+  // Reads of 45 rows of the other banks keep the read queue busy (tFAW-bound) for hundreds
+  // of cycles, so the write to row 100 stays buffered; the late read of row 100 finds the
+  // row open only while that write waits.
+  const auto late_read_hits = [](bool with_write) {
+    Fixture f;
+    DecodedAddress a;
+    a.row = 100;
+    f.mem->enqueue(MemRequest{f.mem->mapping().encode(a), false, 100, 0});
+    for (std::uint32_t i = 1; i < 48; ++i) {
+      if (i % 16 != 0) f.mem->enqueue(MemRequest{f.pc0(i), false, i, 0});  // banks 1-15
+    }
+    if (with_write) {
+      a.column = 8;
+      f.mem->enqueue(MemRequest{f.mem->mapping().encode(a), true, 101, 0});
+    }
+    f.mem->advance_to(100);  // past the first read's column (tRCD), before the others'
+    a.column = 4;
+    f.mem->enqueue(MemRequest{f.mem->mapping().encode(a), false, 102, 0});
+    f.run_to_completion();
+    return f.stat("row_hits");
+  };
+  EXPECT_EQ(late_read_hits(false), 0u);
+  EXPECT_EQ(late_read_hits(true), 2u);  // the late read and, drained later, the write
+}
+
 }  // namespace
 }  // namespace sohusim::memory

@@ -27,7 +27,10 @@
 //     miss needs an ACT (tRCDRD/WR before the column); a conflict also a PRE first (after
 //     tRAS, tRTP or write recovery; with the adaptive page policy the PRE is taken as
 //     early as those allow, with the open policy not before the conflicting request
-//     arrives). Closed page: every access activates, the bank auto-precharges.
+//     arrives). Closed page: every access activates, the bank auto-precharges. Adaptive
+//     page: the controller closes a row with its last queued hit, so an access queued
+//     after the row's last booked column finds the bank precharged (a miss), unless a
+//     buffered write to that row is waiting.
 //   - activations: tRC per bank, tRRD_S/L between ACTs and at most four per tFAW, on a
 //     per-pseudo-channel ACT timeline (so random traffic is tFAW-bound, 25-35 % of peak).
 //   - refresh as a duty cycle: all-bank, a blackout of tRP + tRFCab every tREFI in which
@@ -216,10 +219,12 @@ class FastDram final : public MemoryBackend {
   // Moves pseudo-channel `pc`'s stream tail into its slot list.
   void flush_tail(std::uint32_t pc);
   // Books one access in its pseudo-channel `pc` (timing, bank state, column queue); counts
-  // no statistics.
-  Booking book_access(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival);
+  // no statistics. Nothing of it issues before `arrival`; `queued` is when it entered the
+  // controller's queue (earlier for a buffered write or a re-booked read), which decides
+  // whether the adaptive page policy kept its row open for it.
+  Booking book_access(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued);
   // book_access, and counts the access's statistics; returns its completion cycle.
-  Cycle book(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival);
+  Cycle book(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued);
   // Books a read from `enqueue` so that a drain can take it back (Pc::journal) and queues
   // its completion; row statistics are counted when it completes.
   void book_read(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival);
