@@ -743,6 +743,11 @@ void FastDram::advance_to(Cycle cycle) {
     const Done d = done_.top();
     done_.pop();
     now_ = std::max(now_, d.at);
+    if (d.drain_check && d.pc == kNoPc) {
+      bulk_check_ = kNever;
+      check_bulk_writes();
+      continue;
+    }
     if (d.drain_check) {
       Pc& pc = *pcs_[d.pc];
       pc.drain_check = kNever;
@@ -953,18 +958,34 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
   check(addr, bytes);
   if (!write) {
     ++bulk_reads_;
-    book_bulk(addr, bytes, false, id);
+    const DramTimings& t = spec_.timing;
+    const Cycle done = book_bulk(addr, bytes, false, id, now_);
+    bulk_read_cols_end_ = std::max(bulk_read_cols_end_, done - (t.CL + t.burst_cycles + params_.controller.latency));
     return;
   }
-  // Writes wait while bulk reads are in flight, as in the controller's write queue, until
-  // a batch's worth per pseudo-channel has gathered (write_high - write_low), then go
-  // together: one read/write turnaround pair per batch, not per request.
+  // Writes wait while bulk reads wait for their column commands, as in the controller's
+  // write queue, until a batch's worth per pseudo-channel has gathered (write_high -
+  // write_low), then go together: one read/write turnaround pair per batch, not per request.
   ++pending_;  // until booked
-  bulk_writes_.push_back(BulkWrite{addr, bytes, id});
+  bulk_writes_.push_back(BulkWrite{addr, bytes, id, now_});
   bulk_write_accesses_ += bytes / access_bytes();
   const ControllerParams& cp = params_.controller;
   const std::uint64_t batch = std::uint64_t{cp.write_high - cp.write_low} * spec_.org.total_pcs();
-  if (bulk_reads_ == 0 || bulk_write_accesses_ >= batch) flush_bulk_writes();
+  if (bulk_write_accesses_ >= batch) {
+    flush_bulk_writes();
+  } else {
+    check_bulk_writes();
+  }
+}
+
+void FastDram::check_bulk_writes() {
+  if (bulk_writes_.empty()) return;
+  if (bulk_reads_ == 0 || bulk_read_cols_end_ <= now_) {
+    flush_bulk_writes();  // no bulk read waits: the gathered writes go now
+  } else if (bulk_check_ == kNever) {
+    bulk_check_ = bulk_read_cols_end_;
+    done_.push(Done{bulk_check_, seq_++, MemRequest{}, kNoPc, true, RowOutcome::Counted, 0});
+  }
 }
 
 void FastDram::flush_bulk_writes() {
@@ -972,19 +993,19 @@ void FastDram::flush_bulk_writes() {
     const BulkWrite w = bulk_writes_.front();
     bulk_writes_.pop_front();
     --pending_;  // book_bulk counts it again
-    book_bulk(w.addr, w.bytes, true, w.id);
+    book_bulk(w.addr, w.bytes, true, w.id, w.arrival);
   }
   bulk_write_accesses_ = 0;
 }
 
-void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id) {
+Cycle FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id, Cycle queued) {
   const std::uint64_t a = access_bytes();
   const std::uint64_t i0 = addr / a;
   const std::uint64_t i1 = (addr + bytes) / a;
   Cycle done = now_;
   const auto single = [&](std::uint64_t i) {
     const DecodedAddress d = mapping_.decode(i * a);
-    done = std::max(done, book(pc_index(d), d, write, now_, now_));
+    done = std::max(done, book(pc_index(d), d, write, now_, queued));
   };
   if (group_pcs_ == 0) {
     for (std::uint64_t i = i0; i < i1; ++i) single(i);
@@ -1010,7 +1031,7 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
       if (i0 < g0 * p) partial(i0, g0 * p);
       if (g1 * p < i1) partial(g1 * p, i1);
       const std::uint64_t first = i0 / p;
-      const std::uint64_t acts = stream_activations(first, (i1 + p - 1) / p - first);
+      std::uint64_t acts = stream_activations(first, (i1 + p - 1) / p - first);
       stream_visits(first, (i1 + p - 1) / p - first);
       // The pseudo-channels' state and counters lie in many small heap objects: fetch them a
       // few pseudo-channels ahead, so that the bookings do not wait for memory one by one.
@@ -1034,10 +1055,15 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
       const DramTimings& t = spec_.timing;
       Cycle bank_ready = 0;
       bool opens_rows = false;  // some bank it visits holds no row or another one
+      const bool adaptive = params_.controller.page_policy == PagePolicy::Adaptive;
       for (const Visit& v : visits_) {
         const BankStream& b = stream_banks_[v.bank];
-        if (!b.used || b.row != v.first_row) opens_rows = true;
-        if (!b.used || b.row == v.first_row) continue;
+        // The adaptive policy closed the row with the last column of the earlier visit if
+        // this request was not queued by then: the same row needs an ACT again.
+        const bool closed = adaptive && b.used && b.row == v.first_row && b.last_col < queued;
+        if (closed) ++acts;
+        if (!b.used || b.row != v.first_row || closed) opens_rows = true;
+        if (!b.used || (b.row == v.first_row && !closed)) continue;
         const Cycle after_col = b.last_col + (b.write ? t.CWL + t.burst_cycles + t.WR : t.RTP);
         const Cycle after_act = b.first_col + t.RAS - std::min<Cycle>(b.first_col + t.RAS, b.write ? t.RCDWR : t.RCDRD);
         const Cycle need = std::max(after_col, after_act) + t.RP + (write ? t.RCDWR : t.RCDRD);
@@ -1065,6 +1091,7 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
   }
   ++pending_;
   push_done(done, MemRequest{addr, write, id, now_}, kNoPc);
+  return done;
 }
 
 }  // namespace sohusim::memory

@@ -193,10 +193,10 @@ TEST(FastDram, SmallBulkRequestExposesItsShareOfTheQueue) {
   EXPECT_EQ(second_after_first(512 << 10, 4 << 10), 8 + (wait * 4 + 32) / 64);
 }
 
-// Bulk writes wait while a bulk read is in flight, until a batch has gathered: 32 accesses
-// per pseudo-channel (write_high - write_low), eight 4 KiB writes on one stack (4 each).
-// Seven wait; the eighth sends all eight, back to back after the read, one turnaround
-// for the batch.
+// Bulk writes wait while a bulk read waits for its column commands, until a batch has
+// gathered: 32 accesses per pseudo-channel (write_high - write_low), eight 4 KiB writes on
+// one stack (4 each). Seven wait; the eighth sends all eight, back to back after the read,
+// one turnaround for the batch.
 TEST(FastDram, BulkWritesGatherIntoABatchWhileReadsAreInFlight) {
   Fixture f;
   const ControllerParams& cp = f.mem->params().controller;
@@ -204,21 +204,24 @@ TEST(FastDram, BulkWritesGatherIntoABatchWhileReadsAreInFlight) {
   f.mem->enqueue_bulk(0, 1 << 20, false, 100);  // 32 KiB per pseudo-channel: 2048 cycles
   for (std::uint64_t k = 0; k < 7; ++k) f.mem->enqueue_bulk((2 << 20) + k * 4096, 4096, true, k);
   EXPECT_EQ(f.mem->pending(), 8u);
-  f.mem->advance_to(f.mem->next_event());  // the only event booked: the read's completion
-  ASSERT_EQ(f.completions, 1u) << "the writes waited for the read";
-  EXPECT_TRUE(f.done.count(100));
-  // The read is done and no bulk read is in flight: the seven went then, exactly as if
-  // they had arrived at that cycle.
+  // The only event booked before the read's completion: its last column command, after
+  // which no bulk read waits for the bus and the seven go, exactly as if they had arrived
+  // then.
+  f.mem->advance_to(f.mem->next_event());
+  const Cycle released = f.mem->now();
+  EXPECT_EQ(f.completions, 0u) << "the writes waited for the read's completion";
   f.run_to_completion();
   ASSERT_EQ(f.completions, 8u);
+  const DramTimings& t = f.mem->spec().timing;
+  EXPECT_EQ(released, f.done[100] - t.CL - t.burst_cycles - cp.latency);
   Fixture h;
   h.mem->enqueue_bulk(0, 1 << 20, false, 100);
-  h.run_to_completion();
-  ASSERT_EQ(h.done[100], f.done[100]);
+  h.mem->advance_to(released);
   for (std::uint64_t k = 0; k < 7; ++k) h.mem->enqueue_bulk((2 << 20) + k * 4096, 4096, true, k);
   h.run_to_completion();
+  ASSERT_EQ(h.done[100], f.done[100]);
   for (std::uint64_t k = 0; k < 7; ++k) {
-    EXPECT_GT(f.done[k], f.done[100]);
+    EXPECT_GT(f.done[k], released);
     EXPECT_EQ(f.done[k], h.done[k]) << k;
   }
 
@@ -305,6 +308,28 @@ TEST(FastDram, AdaptivePageKeepsARowOpenForQueuedHits) {
   };
   EXPECT_EQ(late_read_hits(false), 0u);
   EXPECT_EQ(late_read_hits(true), 2u);  // the late read and, drained later, the write
+}
+
+// The same for bulk requests: a 64 KiB read of the rows (one per bank group) another one
+// read long before activates them again under the adaptive policy: its first column waits
+// tRCD after its arrival, and every pseudo-channel counts four more ACTs. With the open
+// policy it goes straight to its columns.
+TEST(FastDram, AdaptivePageClosesTheRowsOfAnEarlierBulkRequest) {
+  const auto again = [](const std::string& policy) {
+    Fixture f({"hbm.controller.refresh=off", "hbm.controller.page_policy=" + policy});
+    f.mem->enqueue_bulk(0, 64 << 10, false, 1);
+    f.run_to_completion();
+    const Cycle arrival = f.done[1] + 100;
+    f.mem->advance_to(arrival);
+    f.mem->enqueue_bulk(0, 64 << 10, false, 2);
+    f.run_to_completion();
+    return std::make_pair(f.done[2] - arrival, f.stat("act"));
+  };
+  const DramTimings t = Fixture().mem->spec().timing;
+  const auto adaptive = again("adaptive"), open = again("open");
+  EXPECT_EQ(open.second, 4u);
+  EXPECT_EQ(adaptive.second, 8u);
+  EXPECT_EQ(adaptive.first, open.first + t.RCDRD);
 }
 
 }  // namespace

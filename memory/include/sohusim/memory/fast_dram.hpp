@@ -63,16 +63,18 @@
 //     bank (at its offset within the request's slot). Only the first and last visit of
 //     each bank in a request are looked at. The controller hides such a wait behind the
 //     other requests in its queue: the share that delays the pseudo-channel is the
-//     request's accesses there over the queue depth (at most 1).
+//     request's accesses there over the queue depth (at most 1). With the adaptive page
+//     policy, a bank whose last visit ended (its last column) before the request arrived
+//     was closed with it: the same row needs an ACT again, as another row would.
 //   - Read/write switches: the controller serves one queue at a time and opens no rows for
 //     the other, so a request after a booking of the other direction whose banks need a row
 //     has its first column no earlier than tRCD after that booking's last, and waits for
 //     its banks in full (nothing of its own direction is queued to hide the wait).
 //   - Write batching: bulk writes are gathered like the controller's write queue. While
-//     bulk reads are in flight they wait until (write_high - write_low) accesses per
-//     pseudo-channel have gathered, then are booked together in arrival order, after what
-//     is booked (one read/write turnaround per batch, not per request); when no bulk read
-//     is left in flight they go at once.
+//     bulk reads wait for their column commands the writes wait until (write_high -
+//     write_low) accesses per pseudo-channel have gathered, then are booked together in
+//     arrival order, after what is booked (one read/write turnaround per batch, not per
+//     request); once the last booked bulk read's last column has issued they go at once.
 //
 // Calibration constants (FastDramParams::calibration) were fitted to DramSystem on the
 // shared patterns; the method is in docs/memory-frontend.md and the test that keeps them
@@ -242,16 +244,23 @@ class FastDram final : public MemoryBackend {
   // The banks a range of groups visits in each pseudo-channel (the same in all), into visits_.
   void stream_visits(std::uint64_t first_group, std::uint64_t groups);
   void push_done(Cycle at, const MemRequest& r, std::uint32_t pc);
-  // A bulk request's bookings in every pseudo-channel, and its completion.
-  void book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id);
+  // A bulk request's bookings in every pseudo-channel, and its completion (returned too);
+  // `queued`: when it entered the controller (see book_access).
+  Cycle book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id, Cycle queued);
   // Books the gathered bulk writes, in arrival order.
   void flush_bulk_writes();
+  // The gathered bulk writes go once no bulk read waits for a column command; until then a
+  // check is scheduled at the last one's cycle.
+  void check_bulk_writes();
   struct BulkWrite {
     std::uint64_t addr, bytes, id;
+    Cycle arrival;
   };
   std::deque<BulkWrite> bulk_writes_;  // bulk writes waiting for a batch, in arrival order
   std::uint64_t bulk_write_accesses_ = 0;
-  std::size_t bulk_reads_ = 0;  // bulk reads in flight
+  std::size_t bulk_reads_ = 0;    // bulk reads in flight
+  Cycle bulk_read_cols_end_ = 0;  // the last column command of the bulk reads booked
+  Cycle bulk_check_ = kNever;     // when a check_bulk_writes is scheduled
   void count_refreshes(Cycle cycle);
   // cycle / tREFI, remembering the last interval asked about (bookings of one request, and
   // of consecutive requests, mostly fall in the same one): saves a division per booking.
