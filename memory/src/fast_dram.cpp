@@ -133,6 +133,7 @@ struct FastDram::Pc {
   std::uint32_t reads = 0;         // reads booked or forwarded, not completed
   std::uint32_t writes = 0;        // writes buffered or booked, not completed
   Cycle last_read_col = 0;         // reads wait in the controller's queue until then
+  Cycle bulk_reads_done = 0;       // the last completion of the bulk reads booked here
   // Column-command cycles of booked accesses: an access holds its queue entry until its
   // column command issues, as in DramController. Popped lazily. A re-booked read's first
   // column stays in read_cols, and its twin in read_cancelled, until it passes.
@@ -689,9 +690,9 @@ void FastDram::enqueue(MemRequest request) {
   book_read(index, request, d, now_);
 }
 
-void FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
+Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   Pc& pc = *pcs_[index];
-  if (pc.buffered.size() <= keep) return;
+  if (pc.buffered.size() <= keep) return at;
   // The controller's write mode: from `at` it issues writes only, and the reads still
   // waiting for their column commands go after them. Their bookings are taken back, newest
   // first (each restores its bank as it found it), and made again once the writes are in.
@@ -722,15 +723,20 @@ void FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   }
   journal.clear();
   const std::size_t n = pc.buffered.size() - keep;
+  const Cycle write_tail = spec_.timing.CWL + spec_.timing.burst_cycles + params_.controller.latency;
+  Cycle last_col = at;
   for (std::size_t i = 0; i < n; ++i) {
     const Buffered& w = pc.buffered[i];
-    push_done(book(index, w.where, true, at, w.request.arrival), w.request, index);
+    const Cycle done = book(index, w.where, true, at, w.request.arrival);
+    last_col = std::max(last_col, done - write_tail);
+    push_done(done, w.request, index);
   }
   pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
   if (!redo.empty()) {
     pc.last_read_col = at;
     for (auto it = redo.rbegin(); it != redo.rend(); ++it) book_read(index, it->request, it->where, at);
   }
+  return last_col;
 }
 
 void FastDram::advance_to(Cycle cycle) {
@@ -744,7 +750,7 @@ void FastDram::advance_to(Cycle cycle) {
     done_.pop();
     now_ = std::max(now_, d.at);
     if (d.drain_check && d.pc == kNoPc) {
-      bulk_check_ = kNever;
+      if (d.at == bulk_check_) bulk_check_ = kNever;
       check_bulk_writes();
       continue;
     }
@@ -752,8 +758,14 @@ void FastDram::advance_to(Cycle cycle) {
       Pc& pc = *pcs_[d.pc];
       pc.drain_check = kNever;
       if (pc.buffered.empty()) continue;
-      if (pc.last_read_col <= now_) {
-        drain(d.pc, 0, now_);  // no read waits: the writes go now
+      const std::size_t low = params_.controller.write_low;
+      if (pc.last_read_col <= now_ && pc.buffered.size() > low) {
+        // No read waits: write mode, which ends at write_low if a read has come meanwhile
+        // (looked at once these writes have issued) and otherwise empties the queue.
+        pc.drain_check = drain(d.pc, low, now_);
+        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, true, RowOutcome::Counted, 0});
+      } else if (pc.last_read_col <= now_) {
+        drain(d.pc, 0, now_);  // no read came while the others went: the rest go too
       } else {
         pc.drain_check = pc.last_read_col;
         done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, true, RowOutcome::Counted, 0});
@@ -958,9 +970,7 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
   check(addr, bytes);
   if (!write) {
     ++bulk_reads_;
-    const DramTimings& t = spec_.timing;
-    const Cycle done = book_bulk(addr, bytes, false, id, now_);
-    bulk_read_cols_end_ = std::max(bulk_read_cols_end_, done - (t.CL + t.burst_cycles + params_.controller.latency));
+    book_bulk(addr, bytes, false, id, now_);
     return;
   }
   // Writes wait while bulk reads wait for their column commands, as in the controller's
@@ -978,13 +988,47 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
   }
 }
 
+Cycle FastDram::bulk_reads_waiting(const BulkWrite& w) const {
+  // A write of less than a group meets the reads of its own pseudo-channels only.
+  const std::uint64_t a = access_bytes();
+  if (group_pcs_ == 0 || w.bytes >= group_pcs_ * inner_ * a) return bulk_reads_done_;
+  Cycle until = 0;
+  for (std::uint64_t i = w.addr / a; i < (w.addr + w.bytes) / a; ++i)
+    until = std::max(until, pcs_[pc_index(mapping_.decode(i * a))]->bulk_reads_done);
+  return until;
+}
+
 void FastDram::check_bulk_writes() {
   if (bulk_writes_.empty()) return;
-  if (bulk_reads_ == 0 || bulk_read_cols_end_ <= now_) {
-    flush_bulk_writes();  // no bulk read waits: the gathered writes go now
-  } else if (bulk_check_ == kNever) {
-    bulk_check_ = bulk_read_cols_end_;
-    done_.push(Done{bulk_check_, seq_++, MemRequest{}, kNoPc, true, RowOutcome::Counted, 0});
+  if (bulk_reads_ == 0 || bulk_reads_done_ <= now_) {
+    flush_bulk_writes();  // no bulk read in flight: the gathered writes go now
+    return;
+  }
+  // Each controller drains its writes when its own read queue is empty, and leaves write
+  // mode at the first read that arrives while it holds no more than write_low writes; a
+  // whole write booked at once cannot be cut short like that. A gathered write goes once
+  // the bulk reads booked in the pseudo-channels it touches have completed (their columns
+  // issued and CL + nBL + the controller latency passed: a read-free window long enough
+  // to open its rows). Going at their last column instead (the queue empty) made random
+  // read/write mixes of 256 B-1 KiB with 8-128 requests in flight 10-37 % too fast;
+  // waiting for every bulk read in flight, 21-46 % too slow (docs/memory-frontend.md).
+  Cycle next = kNever;
+  for (auto it = bulk_writes_.begin(); it != bulk_writes_.end();) {
+    const Cycle until = bulk_reads_waiting(*it);
+    if (until > now_) {
+      next = std::min(next, until);
+      ++it;
+      continue;
+    }
+    const BulkWrite w = *it;
+    it = bulk_writes_.erase(it);
+    bulk_write_accesses_ -= w.bytes / access_bytes();
+    --pending_;  // book_bulk counts it again
+    book_bulk(w.addr, w.bytes, true, w.id, w.arrival);
+  }
+  if (next != kNever && (bulk_check_ <= now_ || next < bulk_check_)) {
+    bulk_check_ = next;
+    done_.push(Done{next, seq_++, MemRequest{}, kNoPc, true, RowOutcome::Counted, 0});
   }
 }
 
@@ -1003,9 +1047,16 @@ Cycle FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, s
   const std::uint64_t i0 = addr / a;
   const std::uint64_t i1 = (addr + bytes) / a;
   Cycle done = now_;
+  const auto read_end = [&](std::uint32_t pc, Cycle at) {  // a read booked there completes at `at`
+    pcs_[pc]->bulk_reads_done = std::max(pcs_[pc]->bulk_reads_done, at);
+    bulk_reads_done_ = std::max(bulk_reads_done_, at);
+  };
   const auto single = [&](std::uint64_t i) {
     const DecodedAddress d = mapping_.decode(i * a);
-    done = std::max(done, book(pc_index(d), d, write, now_, queued));
+    const std::uint32_t pc = pc_index(d);
+    const Cycle at = book(pc, d, write, now_, queued);
+    if (!write) read_end(pc, at);
+    done = std::max(done, at);
   };
   if (group_pcs_ == 0) {
     for (std::uint64_t i = i0; i < i1; ++i) single(i);
@@ -1075,8 +1126,10 @@ Cycle FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, s
         if (k + 4 < n) prefetch_pc(*pcs_[k + 4]);
         if (k + 2 < n) prefetch_stream_stats(*pcs_[k + 2], write);
         if (stream_counts_[k] > 0) {
-          done = std::max(done, book_stream(static_cast<std::uint32_t>(k), stream_counts_[k], acts, write, now_,
-                                            bank_ready, opens_rows));
+          const Cycle at =
+              book_stream(static_cast<std::uint32_t>(k), stream_counts_[k], acts, write, now_, bank_ready, opens_rows);
+          if (!write) read_end(static_cast<std::uint32_t>(k), at);
+          done = std::max(done, at);
         }
       }
       for (const Visit& v : visits_) {

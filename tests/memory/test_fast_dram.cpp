@@ -193,10 +193,10 @@ TEST(FastDram, SmallBulkRequestExposesItsShareOfTheQueue) {
   EXPECT_EQ(second_after_first(512 << 10, 4 << 10), 8 + (wait * 4 + 32) / 64);
 }
 
-// Bulk writes wait while a bulk read waits for its column commands, until a batch has
-// gathered: 32 accesses per pseudo-channel (write_high - write_low), eight 4 KiB writes on
-// one stack (4 each). Seven wait; the eighth sends all eight, back to back after the read,
-// one turnaround for the batch.
+// Bulk writes wait while a bulk read is in flight, until a batch has gathered: 32 accesses
+// per pseudo-channel (write_high - write_low), eight 4 KiB writes on one stack (4 each).
+// Seven wait; the eighth sends all eight, back to back after the read, one turnaround
+// for the batch.
 TEST(FastDram, BulkWritesGatherIntoABatchWhileReadsAreInFlight) {
   Fixture f;
   const ControllerParams& cp = f.mem->params().controller;
@@ -204,24 +204,21 @@ TEST(FastDram, BulkWritesGatherIntoABatchWhileReadsAreInFlight) {
   f.mem->enqueue_bulk(0, 1 << 20, false, 100);  // 32 KiB per pseudo-channel: 2048 cycles
   for (std::uint64_t k = 0; k < 7; ++k) f.mem->enqueue_bulk((2 << 20) + k * 4096, 4096, true, k);
   EXPECT_EQ(f.mem->pending(), 8u);
-  // The only event booked before the read's completion: its last column command, after
-  // which no bulk read waits for the bus and the seven go, exactly as if they had arrived
-  // then.
-  f.mem->advance_to(f.mem->next_event());
-  const Cycle released = f.mem->now();
-  EXPECT_EQ(f.completions, 0u) << "the writes waited for the read's completion";
+  f.mem->advance_to(f.mem->next_event());  // the only event booked: the read's completion
+  ASSERT_EQ(f.completions, 1u) << "the writes waited for the read";
+  EXPECT_TRUE(f.done.count(100));
+  // The read is done and no bulk read is in flight: the seven went then, exactly as if
+  // they had arrived at that cycle.
   f.run_to_completion();
   ASSERT_EQ(f.completions, 8u);
-  const DramTimings& t = f.mem->spec().timing;
-  EXPECT_EQ(released, f.done[100] - t.CL - t.burst_cycles - cp.latency);
   Fixture h;
   h.mem->enqueue_bulk(0, 1 << 20, false, 100);
-  h.mem->advance_to(released);
-  for (std::uint64_t k = 0; k < 7; ++k) h.mem->enqueue_bulk((2 << 20) + k * 4096, 4096, true, k);
   h.run_to_completion();
   ASSERT_EQ(h.done[100], f.done[100]);
+  for (std::uint64_t k = 0; k < 7; ++k) h.mem->enqueue_bulk((2 << 20) + k * 4096, 4096, true, k);
+  h.run_to_completion();
   for (std::uint64_t k = 0; k < 7; ++k) {
-    EXPECT_GT(f.done[k], released);
+    EXPECT_GT(f.done[k], f.done[100]);
     EXPECT_EQ(f.done[k], h.done[k]) << k;
   }
 
@@ -330,6 +327,37 @@ TEST(FastDram, AdaptivePageClosesTheRowsOfAnEarlierBulkRequest) {
   EXPECT_EQ(open.second, 4u);
   EXPECT_EQ(adaptive.second, 8u);
   EXPECT_EQ(adaptive.first, open.first + t.RCDRD);
+}
+
+// A gathered write of less than 2 KiB waits for the bulk reads of its own pseudo-channels
+// only: once the read on pseudo-channel 0 has completed it goes, while 32 reads of other
+// rows keep pseudo-channel 1 busy (tFAW- and tRC-bound) for longer.
+TEST(FastDram, SmallBulkWriteWaitsForTheReadsOfItsPseudoChannelOnly) {
+  Fixture f;
+  const AddressMapping& m = f.mem->mapping();
+  DecodedAddress d;
+  d.row = 5;
+  f.mem->enqueue_bulk(m.encode(d), 64, false, 1);
+  Cycle busy = 0;
+  for (std::uint32_t r = 0; r < 32; ++r) {
+    DecodedAddress e;
+    e.pseudo_channel = 1;
+    e.bank_group = (r % 16) / 4;
+    e.bank = r % 4;
+    e.row = 10 + r / 16;
+    f.mem->enqueue_bulk(m.encode(e), 64, false, 10 + r);
+  }
+  d.bank = 1;  // another bank: no conflict with the read
+  f.mem->enqueue_bulk(m.encode(d), 64, true, 2);
+  f.run_to_completion();
+  ASSERT_EQ(f.completions, 34u);
+  for (std::uint32_t r = 0; r < 32; ++r) busy = std::max(busy, f.done[10 + r]);
+  EXPECT_GT(f.done[2], f.done[1]);
+  EXPECT_LT(f.done[2], busy);
+  // It went at the read's completion: an ACT there, tRCDWR, its two columns tCCD_L apart
+  // (one bank), then CWL + nBL + latency.
+  const DramTimings& t = f.mem->spec().timing;
+  EXPECT_EQ(f.done[2], f.done[1] + t.RCDWR + t.CCD_L + t.CWL + t.burst_cycles + f.mem->params().controller.latency);
 }
 
 }  // namespace

@@ -71,10 +71,11 @@
 //     has its first column no earlier than tRCD after that booking's last, and waits for
 //     its banks in full (nothing of its own direction is queued to hide the wait).
 //   - Write batching: bulk writes are gathered like the controller's write queue. While
-//     bulk reads wait for their column commands the writes wait until (write_high -
-//     write_low) accesses per pseudo-channel have gathered, then are booked together in
-//     arrival order, after what is booked (one read/write turnaround per batch, not per
-//     request); once the last booked bulk read's last column has issued they go at once.
+//     bulk reads are in flight the writes wait until (write_high - write_low) accesses per
+//     pseudo-channel have gathered, then are booked together in arrival order, after what
+//     is booked (one read/write turnaround per batch, not per request); a gathered write
+//     goes on its own once the bulk reads booked in the pseudo-channels it touches have
+//     completed (all pseudo-channels for a write of 2 KiB or more).
 //
 // Calibration constants (FastDramParams::calibration) were fitted to DramSystem on the
 // shared patterns; the method is in docs/memory-frontend.md and the test that keeps them
@@ -232,7 +233,8 @@ class FastDram final : public MemoryBackend {
   void book_read(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival);
   // Write mode: books the oldest buffered writes of a pseudo-channel, leaving `keep`; the
   // reads booked to issue after `at` are taken back and booked again after the writes.
-  void drain(std::uint32_t pc, std::size_t keep, Cycle at);
+  // Returns the last booked write's column command cycle (`at` if none was booked).
+  Cycle drain(std::uint32_t pc, std::size_t keep, Cycle at);
   void count_row(std::uint32_t pc, RowOutcome outcome);
   // Books a bulk request's `accesses` in pseudo-channel `pc`; `bank_ready`: the cycle its
   // banks allow it to start at (0: any); `opens_rows`: see append_stream. Raises bulk_col_
@@ -249,18 +251,20 @@ class FastDram final : public MemoryBackend {
   Cycle book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id, Cycle queued);
   // Books the gathered bulk writes, in arrival order.
   void flush_bulk_writes();
-  // The gathered bulk writes go once no bulk read waits for a column command; until then a
-  // check is scheduled at the last one's cycle.
+  // The gathered bulk writes go once the bulk reads booked in their pseudo-channels have
+  // completed; until then a check is scheduled at the earliest cycle one may go.
   void check_bulk_writes();
   struct BulkWrite {
     std::uint64_t addr, bytes, id;
     Cycle arrival;
   };
+  // The last completion of the bulk reads booked in the pseudo-channels `w` touches.
+  Cycle bulk_reads_waiting(const BulkWrite& w) const;
   std::deque<BulkWrite> bulk_writes_;  // bulk writes waiting for a batch, in arrival order
   std::uint64_t bulk_write_accesses_ = 0;
-  std::size_t bulk_reads_ = 0;    // bulk reads in flight
-  Cycle bulk_read_cols_end_ = 0;  // the last column command of the bulk reads booked
-  Cycle bulk_check_ = kNever;     // when a check_bulk_writes is scheduled
+  std::size_t bulk_reads_ = 0;  // bulk reads in flight
+  Cycle bulk_reads_done_ = 0;   // the last completion of the bulk reads booked
+  Cycle bulk_check_ = kNever;   // when a check_bulk_writes is scheduled
   void count_refreshes(Cycle cycle);
   // cycle / tREFI, remembering the last interval asked about (bookings of one request, and
   // of consecutive requests, mostly fall in the same one): saves a division per booking.
