@@ -500,15 +500,18 @@ Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool 
                                        [](const Slot& s, Cycle v) { return s.last_col < v; });
     // One forward pass: moving c later never breaks the spacing to a slot already passed.
     // A gap is looked for among the next kGapSearch slots only; past them the booking
-    // goes after the last slot (a scheduler's lookahead is finite too, and this keeps a
-    // booking O(1) however long the backlog).
+    // goes among the last kTailSearch slots, or after them (a scheduler's lookahead is
+    // finite too, and this keeps a booking O(1) however long the backlog). The tail is
+    // where an access waiting for its activation leaves a gap (booked past the others'
+    // columns): the requests the controller holds by then would fill it.
     constexpr int kGapSearch = 96;
+    constexpr std::ptrdiff_t kTailSearch = 16;
     int steps = 0;
     for (auto it = from; it != slots.end() && it->col <= c + length + span; ++it) {
-      if (++steps > kGapSearch) {
-        const Slot& last = slots.back();
-        c = std::max(c, last.last_col + gap(last.write, last.group_last, write, group_first));
-        break;
+      if (++steps > kGapSearch && slots.end() - it > kTailSearch) {
+        const Slot& before_tail = *(slots.end() - kTailSearch - 1);
+        c = std::max(c, before_tail.last_col + gap(before_tail.write, before_tail.group_last, write, group_first));
+        break;  // the next pass looks at the tail's gaps
       }
       if (it->col <= c) {
         const Cycle need = it->last_col + gap(it->write, it->group_last, write, group_first);

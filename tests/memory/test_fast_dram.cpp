@@ -360,5 +360,34 @@ TEST(FastDram, SmallBulkWriteWaitsForTheReadsOfItsPseudoChannelOnly) {
   EXPECT_EQ(f.done[2], f.done[1] + t.RCDWR + t.CCD_L + t.CWL + t.burst_cycles + f.mem->params().controller.latency);
 }
 
+// Past its 96-slot lookahead a booking looks at the last 16 slots of its pseudo-channel:
+// there a read waiting for its activation has left a gap, which a row hit booked later
+// fills (the controller would serve it from its queue meanwhile) instead of going after
+// that read. 120 hits on four open rows (bank groups 0-3) fill the bus at tCCD_S from
+// tRCD; a read of another row of bank group 0 waits for that bank's last column, tRTP, tRP
+// and tRCD, past the others; then one more hit of bank group 1 goes before it.
+TEST(FastDram, ALateHitFillsTheGapAnActivationLeftAtTheTail) {
+  Fixture f;
+  const AddressMapping& m = f.mem->mapping();
+  const auto at = [&](std::uint32_t group, std::uint32_t row, std::uint32_t column) {
+    DecodedAddress d;
+    d.bank_group = group;
+    d.row = row;
+    d.column = column;
+    return m.encode(d);
+  };
+  for (std::uint32_t k = 0; k < 120; ++k) f.mem->enqueue_bulk(at(k % 4, 1, k / 4), 32, false, k);
+  f.mem->enqueue_bulk(at(0, 2, 0), 32, false, 200);   // a conflict in bank group 0
+  f.mem->enqueue_bulk(at(1, 1, 30), 32, false, 201);  // a hit in bank group 1
+  f.run_to_completion();
+  ASSERT_EQ(f.completions, 122u);
+  Cycle dense = 0;
+  for (std::uint32_t k = 0; k < 120; ++k) dense = std::max(dense, f.done[k]);
+  const DramTimings& t = f.mem->spec().timing;
+  EXPECT_GT(f.done[200], dense + t.RTP + t.RP);  // the conflict left a gap of more than that
+  EXPECT_LT(f.done[201], f.done[200]);           // the late hit went into it
+  EXPECT_EQ(f.done[201], dense + t.CCD_S);       // right after the dense run
+}
+
 }  // namespace
 }  // namespace sohusim::memory

@@ -21,8 +21,9 @@
 //     a bank group; read/write turnarounds as the spec's tRTW (RD->WR) and
 //     CWL + nBL + tWTR_S/L (WR->RD) between neighbouring slots of opposite direction.
 //     Slots are placed at the earliest gap that satisfies the spacing with both
-//     neighbours, not strictly in arrival order: that is what FR-FCFS achieves by letting
-//     a ready request overtake one that waits for its bank.
+//     neighbours (among the next 96 slots, then the pseudo-channel's last 16), not
+//     strictly in arrival order: that is what FR-FCFS achieves by letting a ready request
+//     overtake one that waits for its bank.
 //   - rows: a per-bank open-row estimate. A hit goes straight to the column command; a
 //     miss needs an ACT (tRCDRD/WR before the column); a conflict also a PRE first (after
 //     tRAS, tRTP or write recovery; with the adaptive page policy the PRE is taken as
