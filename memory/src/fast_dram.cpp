@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 
 #include "sohusim/memory/hbm_schema.hpp"
@@ -509,9 +510,10 @@ Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool 
     int steps = 0;
     for (auto it = from; it != slots.end() && it->col <= c + length + span; ++it) {
       if (++steps > kGapSearch && slots.end() - it > kTailSearch) {
-        const Slot& before_tail = *(slots.end() - kTailSearch - 1);
-        c = std::max(c, before_tail.last_col + gap(before_tail.write, before_tail.group_last, write, group_first));
-        break;  // the next pass looks at the tail's gaps
+        it = slots.end() - kTailSearch - 1;  // this pass goes on at the tail
+        c = std::max(c, it->last_col + gap(it->write, it->group_last, write, group_first));
+        steps = std::numeric_limits<int>::min();
+        continue;
       }
       if (it->col <= c) {
         const Cycle need = it->last_col + gap(it->write, it->group_last, write, group_first);
