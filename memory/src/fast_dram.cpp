@@ -978,28 +978,49 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
     book_bulk(addr, bytes, false, id, now_);
     return;
   }
-  // Writes wait while bulk reads wait for their column commands, as in the controller's
-  // write queue, until a batch's worth per pseudo-channel has gathered (write_high -
-  // write_low), then go together: one read/write turnaround pair per batch, not per request.
+  // Writes wait while bulk reads are in flight, as in the controller's write queue, until a
+  // batch's worth per pseudo-channel has gathered (write_high - write_low), then go
+  // together: one read/write turnaround pair per batch, not per request. Each may go
+  // earlier, once the reads of its own pseudo-channels have completed (check_bulk_writes).
   ++pending_;  // until booked
-  bulk_writes_.push_back(BulkWrite{addr, bytes, id, now_});
-  bulk_write_accesses_ += bytes / access_bytes();
+  BulkWrite w{addr, bytes, id, now_, {}};
+  const std::uint64_t a = access_bytes();
+  if (group_pcs_ != 0 && bytes < group_pcs_ * inner_ * a) {  // the pseudo-channels it touches
+    for (std::uint64_t i = addr / a; i < (addr + bytes) / a; ++i) {
+      const std::uint32_t pc = pc_index(mapping_.decode(i * a));
+      if (std::find(w.pcs.begin(), w.pcs.end(), pc) == w.pcs.end()) w.pcs.push_back(pc);
+    }
+  }
+  bulk_writes_.push_back(std::move(w));
+  bulk_write_accesses_ += bytes / a;
   const ControllerParams& cp = params_.controller;
   const std::uint64_t batch = std::uint64_t{cp.write_high - cp.write_low} * spec_.org.total_pcs();
-  if (bulk_write_accesses_ >= batch) {
+  if (bulk_write_accesses_ >= batch || bulk_reads_ == 0 || bulk_reads_done_ <= now_) {
     flush_bulk_writes();
-  } else {
-    check_bulk_writes();
+    return;
+  }
+  // Only the new one may have become free to go: the others are looked at when a check
+  // that was scheduled for them comes.
+  const Cycle until = bulk_reads_waiting(bulk_writes_.back());
+  if (until <= now_) {
+    const BulkWrite& last = bulk_writes_.back();
+    const std::uint64_t n = last.bytes, at = last.addr, wid = last.id;
+    const Cycle arrival = last.arrival;
+    bulk_writes_.pop_back();
+    bulk_write_accesses_ -= n / a;
+    --pending_;  // book_bulk counts it again
+    book_bulk(at, n, true, wid, arrival);
+  } else if (bulk_check_ <= now_ || until < bulk_check_) {
+    bulk_check_ = until;
+    done_.push(Done{until, seq_++, MemRequest{}, kNoPc, true, RowOutcome::Counted, 0});
   }
 }
 
 Cycle FastDram::bulk_reads_waiting(const BulkWrite& w) const {
   // A write of less than a group meets the reads of its own pseudo-channels only.
-  const std::uint64_t a = access_bytes();
-  if (group_pcs_ == 0 || w.bytes >= group_pcs_ * inner_ * a) return bulk_reads_done_;
+  if (w.pcs.empty()) return bulk_reads_done_;
   Cycle until = 0;
-  for (std::uint64_t i = w.addr / a; i < (w.addr + w.bytes) / a; ++i)
-    until = std::max(until, pcs_[pc_index(mapping_.decode(i * a))]->bulk_reads_done);
+  for (const std::uint32_t pc : w.pcs) until = std::max(until, pcs_[pc]->bulk_reads_done);
   return until;
 }
 
@@ -1025,7 +1046,7 @@ void FastDram::check_bulk_writes() {
       ++it;
       continue;
     }
-    const BulkWrite w = *it;
+    const BulkWrite w = std::move(*it);
     it = bulk_writes_.erase(it);
     bulk_write_accesses_ -= w.bytes / access_bytes();
     --pending_;  // book_bulk counts it again
@@ -1039,7 +1060,7 @@ void FastDram::check_bulk_writes() {
 
 void FastDram::flush_bulk_writes() {
   while (!bulk_writes_.empty()) {
-    const BulkWrite w = bulk_writes_.front();
+    const BulkWrite w = std::move(bulk_writes_.front());
     bulk_writes_.pop_front();
     --pending_;  // book_bulk counts it again
     book_bulk(w.addr, w.bytes, true, w.id, w.arrival);

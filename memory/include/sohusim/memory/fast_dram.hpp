@@ -258,6 +258,7 @@ class FastDram final : public MemoryBackend {
   struct BulkWrite {
     std::uint64_t addr, bytes, id;
     Cycle arrival;
+    std::vector<std::uint32_t> pcs;  // the pseudo-channels it touches; empty: all of them
   };
   // The last completion of the bulk reads booked in the pseudo-channels `w` touches.
   Cycle bulk_reads_waiting(const BulkWrite& w) const;
