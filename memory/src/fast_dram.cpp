@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <stdexcept>
 
 #include "sohusim/memory/hbm_schema.hpp"
@@ -508,11 +507,12 @@ Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool 
     constexpr int kGapSearch = 96;
     constexpr std::ptrdiff_t kTailSearch = 16;
     int steps = 0;
+    bool at_tail = false;
     for (auto it = from; it != slots.end() && it->col <= c + length + span; ++it) {
-      if (++steps > kGapSearch && slots.end() - it > kTailSearch) {
+      if (!at_tail && ++steps > kGapSearch && slots.end() - it > kTailSearch) {
         it = slots.end() - kTailSearch - 1;  // this pass goes on at the tail
         c = std::max(c, it->last_col + gap(it->write, it->group_last, write, group_first));
-        steps = std::numeric_limits<int>::min();
+        at_tail = true;
         continue;
       }
       if (it->col <= c) {
@@ -995,7 +995,7 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
   bulk_write_accesses_ += bytes / a;
   const ControllerParams& cp = params_.controller;
   const std::uint64_t batch = std::uint64_t{cp.write_high - cp.write_low} * spec_.org.total_pcs();
-  if (bulk_write_accesses_ >= batch || bulk_reads_ == 0 || bulk_reads_done_ <= now_) {
+  if (bulk_write_accesses_ >= batch || no_bulk_read_waits()) {
     flush_bulk_writes();
     return;
   }
@@ -1003,17 +1003,28 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
   // that was scheduled for them comes.
   const Cycle until = bulk_reads_waiting(bulk_writes_.back());
   if (until <= now_) {
-    const BulkWrite& last = bulk_writes_.back();
-    const std::uint64_t n = last.bytes, at = last.addr, wid = last.id;
-    const Cycle arrival = last.arrival;
+    BulkWrite last = std::move(bulk_writes_.back());
     bulk_writes_.pop_back();
-    bulk_write_accesses_ -= n / a;
-    --pending_;  // book_bulk counts it again
-    book_bulk(at, n, true, wid, arrival);
-  } else if (bulk_check_ <= now_ || until < bulk_check_) {
-    bulk_check_ = until;
-    done_.push(Done{until, seq_++, MemRequest{}, kNoPc, true, RowOutcome::Counted, 0});
+    release_bulk_write(last);
+  } else {
+    schedule_bulk_check(until);
   }
+}
+
+bool FastDram::no_bulk_read_waits() const {
+  return bulk_reads_ == 0 || bulk_reads_done_ <= now_;
+}
+
+void FastDram::release_bulk_write(const BulkWrite& w) {
+  bulk_write_accesses_ -= w.bytes / access_bytes();
+  --pending_;  // book_bulk counts it again
+  book_bulk(w.addr, w.bytes, true, w.id, w.arrival);
+}
+
+void FastDram::schedule_bulk_check(Cycle at) {
+  if (bulk_check_ > now_ && bulk_check_ <= at) return;  // an earlier one will look
+  bulk_check_ = at;
+  done_.push(Done{at, seq_++, MemRequest{}, kNoPc, true, RowOutcome::Counted, 0});
 }
 
 Cycle FastDram::bulk_reads_waiting(const BulkWrite& w) const {
@@ -1026,7 +1037,7 @@ Cycle FastDram::bulk_reads_waiting(const BulkWrite& w) const {
 
 void FastDram::check_bulk_writes() {
   if (bulk_writes_.empty()) return;
-  if (bulk_reads_ == 0 || bulk_reads_done_ <= now_) {
+  if (no_bulk_read_waits()) {
     flush_bulk_writes();  // no bulk read in flight: the gathered writes go now
     return;
   }
@@ -1048,27 +1059,20 @@ void FastDram::check_bulk_writes() {
     }
     const BulkWrite w = std::move(*it);
     it = bulk_writes_.erase(it);
-    bulk_write_accesses_ -= w.bytes / access_bytes();
-    --pending_;  // book_bulk counts it again
-    book_bulk(w.addr, w.bytes, true, w.id, w.arrival);
+    release_bulk_write(w);
   }
-  if (next != kNever && (bulk_check_ <= now_ || next < bulk_check_)) {
-    bulk_check_ = next;
-    done_.push(Done{next, seq_++, MemRequest{}, kNoPc, true, RowOutcome::Counted, 0});
-  }
+  if (next != kNever) schedule_bulk_check(next);
 }
 
 void FastDram::flush_bulk_writes() {
   while (!bulk_writes_.empty()) {
     const BulkWrite w = std::move(bulk_writes_.front());
     bulk_writes_.pop_front();
-    --pending_;  // book_bulk counts it again
-    book_bulk(w.addr, w.bytes, true, w.id, w.arrival);
+    release_bulk_write(w);
   }
-  bulk_write_accesses_ = 0;
 }
 
-Cycle FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id, Cycle queued) {
+void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id, Cycle queued) {
   const std::uint64_t a = access_bytes();
   const std::uint64_t i0 = addr / a;
   const std::uint64_t i1 = (addr + bytes) / a;
@@ -1170,7 +1174,6 @@ Cycle FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, s
   }
   ++pending_;
   push_done(done, MemRequest{addr, write, id, now_}, kNoPc);
-  return done;
 }
 
 }  // namespace sohusim::memory

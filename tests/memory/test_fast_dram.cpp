@@ -307,7 +307,7 @@ TEST(FastDram, AdaptivePageKeepsARowOpenForQueuedHits) {
   EXPECT_EQ(late_read_hits(true), 2u);  // the late read and, drained later, the write
 }
 
-// The same for bulk requests: a 64 KiB read of the rows (one per bank group) another one
+// The same for bulk requests: a 64 KiB read of the rows (one per bank group) that another
 // read long before activates them again under the adaptive policy: its first column waits
 // tRCD after its arrival, and every pseudo-channel counts four more ACTs. With the open
 // policy it goes straight to its columns.

@@ -247,9 +247,9 @@ class FastDram final : public MemoryBackend {
   // The banks a range of groups visits in each pseudo-channel (the same in all), into visits_.
   void stream_visits(std::uint64_t first_group, std::uint64_t groups);
   void push_done(Cycle at, const MemRequest& r, std::uint32_t pc);
-  // A bulk request's bookings in every pseudo-channel, and its completion (returned too);
-  // `queued`: when it entered the controller (see book_access).
-  Cycle book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id, Cycle queued);
+  // A bulk request's bookings in every pseudo-channel, and its completion; `queued`: when
+  // it entered the controller (see book_access).
+  void book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id, Cycle queued);
   // Books the gathered bulk writes, in arrival order.
   void flush_bulk_writes();
   // The gathered bulk writes go once the bulk reads booked in their pseudo-channels have
@@ -262,6 +262,12 @@ class FastDram final : public MemoryBackend {
   };
   // The last completion of the bulk reads booked in the pseudo-channels `w` touches.
   Cycle bulk_reads_waiting(const BulkWrite& w) const;
+  // Every bulk read booked has completed.
+  bool no_bulk_read_waits() const;
+  // Books a gathered write (taken out of bulk_writes_ by the caller).
+  void release_bulk_write(const BulkWrite& w);
+  // A check_bulk_writes at `at`, unless one is due no later.
+  void schedule_bulk_check(Cycle at);
   std::deque<BulkWrite> bulk_writes_;  // bulk writes waiting for a batch, in arrival order
   std::uint64_t bulk_write_accesses_ = 0;
   std::size_t bulk_reads_ = 0;  // bulk reads in flight
