@@ -389,5 +389,42 @@ TEST(FastDram, ALateHitFillsTheGapAnActivationLeftAtTheTail) {
   EXPECT_EQ(f.done[201], dense + t.CCD_S);       // right after the dense run
 }
 
+// Bulk requests that need more activations than columns are paced by the four-activate
+// window; a refresh stops activations too. 1200 4 KiB blocks on rows of their own, all at
+// cycle 0: two activations per pseudo-channel each, about 15 k cycles of activations. With
+// all-bank refresh the last completes two windows (tRP + tRFCab each) later than without;
+// with per-bank refresh, tRRD_S + tRREFD later per REFpb in its span. (Before the rule the
+// activations went on through the windows: 0 and 0 cycles later.)
+Cycle last_of_random_blocks(const std::string& refresh) {
+  Fixture f({"hbm.controller.refresh=" + refresh});
+  const AddressMapping& m = f.mem->mapping();
+  for (std::uint32_t k = 0; k < 1200; ++k) {
+    DecodedAddress d;
+    d.bank_group = 2 * (k % 2);
+    d.bank = (k / 2) % 4;
+    d.row = 1 + k / 8;
+    f.mem->enqueue_bulk(m.encode(d), 4 << 10, false, k);
+  }
+  f.run_to_completion();
+  EXPECT_EQ(f.completions, 1200u);
+  Cycle last = 0;
+  for (const auto& [id, at] : f.done) last = std::max(last, at);
+  return last;
+}
+
+TEST(FastDram, RefreshStopsTheActivationsOfBulkRequests) {
+  const DramTimings t = Fixture().mem->spec().timing;
+  const Cycle off = last_of_random_blocks("off");
+  ASSERT_GT(off, 2 * t.REFI);
+  ASSERT_LT(off + 2 * (t.RP + t.RFCab), 3 * t.REFI);
+  EXPECT_EQ(last_of_random_blocks("allbank") - off, 2 * (t.RP + t.RFCab));
+  const Cycle step = t.refi_per_bank(Fixture().mem->spec().org.banks_per_pc());
+  const Cycle perbank = last_of_random_blocks("perbank") - off;
+  const Cycle cost = t.RRD_S + t.RREFD;
+  EXPECT_EQ(perbank % cost, 0u);
+  EXPECT_GE(perbank / cost, off / step);
+  EXPECT_LE(perbank / cost, (off + perbank) / step);
+}
+
 }  // namespace
 }  // namespace sohusim::memory
