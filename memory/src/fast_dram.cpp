@@ -636,6 +636,10 @@ void FastDram::count_row(std::uint32_t index, RowOutcome outcome) {
 
 Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued) {
   pcs_[index]->journal.clear();  // not a journalled read: earlier reads can no longer be taken back
+  // Pops the column cycles that have passed (book_access adds one): a pseudo-channel that
+  // only bulk requests reach is never asked queued() by can_accept, and its heap would
+  // otherwise grow by every access booked (25 MB per 100000 1 KiB requests).
+  pcs_[index]->queued(write, now_);
   const Booking b = book_access(index, d, write, arrival, queued);
   PcStats& s = pcs_[index]->stats;
   count_row(index, b.outcome);
