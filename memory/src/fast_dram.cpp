@@ -263,7 +263,8 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
 FastDram::~FastDram() = default;
 
 std::unique_ptr<FastDram> FastDram::from_config(const sim::Config& config, const sim::Instrumentation& inst,
-                                                const std::string& stats_prefix) {
+                                                const std::string& stats_prefix,
+                                                const FastDramCalibration& calibration) {
   const DramSpec spec = DramSpec::from_config(config);
   const std::vector<std::string>& fields = config.get_strings("hbm.mapping.fields");
   const AddressMapping mapping =
@@ -272,6 +273,7 @@ std::unique_ptr<FastDram> FastDram::from_config(const sim::Config& config, const
                      : AddressMapping(fields, config.get_strings("hbm.mapping.xor"), spec.org);
   FastDramParams params;
   params.controller = ControllerParams::from_config(config);
+  params.calibration = calibration;
   return std::make_unique<FastDram>(spec, mapping, params, inst, stats_prefix);
 }
 
@@ -1124,8 +1126,13 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
     const std::uint64_t p = group_pcs_ * inner_;  // accesses per group: inner_ to each PC
     const std::uint64_t g0 = (i0 + p - 1) / p;
     const std::uint64_t g1 = i1 / p;
-    if (g1 <= g0) {
-      for (std::uint64_t i = i0; i < i1; ++i) single(i);  // less than one whole group
+    // Access by access: less than one whole group, or a small request among few enough
+    // that they all fit one controller queue (few_in_flight_bytes).
+    const std::uint64_t per_pc = g1 > g0 ? (g1 - g0) * inner_ : 0;  // accesses per pseudo-channel
+    const bool few =
+        bytes <= params_.calibration.few_in_flight_bytes && per_pc * (pending_ + 1) <= params_.controller.read_queue;
+    if (g1 <= g0 || few) {
+      for (std::uint64_t i = i0; i < i1; ++i) single(i);
     } else {
       // Whole groups give every pseudo-channel inner_ accesses each; the partial groups at
       // the two ends add, per pseudo-channel, the accesses whose digit falls in them.

@@ -24,9 +24,10 @@ struct Fixture {
   std::map<std::uint64_t, Cycle> done;  // id -> completion cycle
   std::uint64_t completions = 0;
 
-  explicit Fixture(const std::vector<std::string>& sets = {"hbm.controller.refresh=off"}) {
+  explicit Fixture(const std::vector<std::string>& sets = {"hbm.controller.refresh=off"},
+                   const FastDramCalibration& calibration = {}) {
     sim::Instrumentation inst{&reg, nullptr, 0};
-    mem = FastDram::from_config(hbmtest::hbm_config("hbm/hbm3-6400", sets), inst, "f");
+    mem = FastDram::from_config(hbmtest::hbm_config("hbm/hbm3-6400", sets), inst, "f", calibration);
     mem->set_completion([this](const MemRequest& r, Cycle at) {
       ++completions;
       done[r.id] = at;
@@ -139,8 +140,9 @@ TEST(FastDram, RefusedOwnerIsWokenWhenTheQueueHasRoom) {
 // of each of the 4 bank groups in turn, 1 KiB rows; a bank set of 4 KiB per pseudo-channel,
 // 128 KiB over the stack; the next bank after it, the next row after 4 banks, at 512 KiB).
 // Returns the cycles between their completions.
-Cycle second_after_first(std::uint64_t second_addr, std::uint64_t bytes, bool first_write = false) {
-  Fixture f;
+Cycle second_after_first(std::uint64_t second_addr, std::uint64_t bytes, bool first_write = false,
+                         const FastDramCalibration& calibration = {}) {
+  Fixture f({"hbm.controller.refresh=off"}, calibration);
   f.mem->enqueue_bulk(0, bytes, first_write, 1);
   f.mem->enqueue_bulk(second_addr, bytes, false, 2);
   f.run_to_completion();
@@ -184,13 +186,34 @@ TEST(FastDram, ReadAfterWriteOnOtherBanksWaitsForItsActivations) {
   EXPECT_EQ(second_after_first(128 << 10, 64 << 10), length + 2);
 }
 
-// 4 KiB: 4 accesses per pseudo-channel. The controller hides a bank's wait behind the other
-// requests its queue holds: 4 / 64 of the 60 cycles the banks ask for shows.
+// 4 KiB: 4 accesses per pseudo-channel. With a full queue the controller hides a bank's
+// wait behind the other requests it holds: 4 / 64 of the 60 cycles the banks ask for
+// shows. (Two requests alone are booked access by access, below; the bulk rules are
+// checked here with that turned off.)
 TEST(FastDram, SmallBulkRequestExposesItsShareOfTheQueue) {
   const DramTimings t = Fixture().mem->spec().timing;
-  EXPECT_EQ(second_after_first(128 << 10, 4 << 10), 8u);
+  FastDramCalibration full;
+  full.few_in_flight_bytes = 0;
+  EXPECT_EQ(second_after_first(128 << 10, 4 << 10, false, full), 8u);
   const Cycle wait = 2 + t.RTP + t.RP + t.RCDRD - 8;  // past the back-to-back start
-  EXPECT_EQ(second_after_first(512 << 10, 4 << 10), 8 + (wait * 4 + 32) / 64);
+  EXPECT_EQ(second_after_first(512 << 10, 4 << 10, false, full), 8 + (wait * 4 + 32) / 64);
+}
+
+// The same two requests alone: booked access by access, exactly as their 128 accesses
+// would be as single requests, so the second waits for its banks in full (tRC after the
+// first's activations, then tRCD), not the 4 / 64 share above.
+TEST(FastDram, FewSmallBulkRequestsAreBookedAsTheirAccesses) {
+  const Cycle bulk = second_after_first(512 << 10, 4 << 10);
+  Fixture f;
+  for (std::uint64_t a = 0; a < (4 << 10); a += 32) f.mem->enqueue(MemRequest{a, false, a, 0});
+  for (std::uint64_t a = 0; a < (4 << 10); a += 32) f.mem->enqueue(MemRequest{(512 << 10) + a, false, 1 + a, 0});
+  f.run_to_completion();
+  ASSERT_EQ(f.completions, 256u);
+  Cycle first = 0, second = 0;
+  for (const auto& [id, at] : f.done) (id % 2 == 0 ? first : second) = std::max(id % 2 == 0 ? first : second, at);
+  EXPECT_EQ(bulk, second - first);
+  EXPECT_GT(bulk, 60u);                                   // the banks' wait in full; 4 / 64 of it gave 12
+  EXPECT_EQ(second_after_first(128 << 10, 4 << 10), 8u);  // other banks: back to back still
 }
 
 // Bulk writes wait while a bulk read is in flight, until a batch has gathered: 32 accesses

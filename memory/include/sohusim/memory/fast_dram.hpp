@@ -52,9 +52,14 @@
 //   - completion: the last data beat plus hbm.controller.latency, as in DramController.
 // Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
 // activation, `stream_act_cost` cycles, the activations spaced at stream_act_scale x
-// tFAW / 4 (writes' by stream_write_act_scale more); refresh windows it crosses extend it.
-// Activations are counted from the mapping's structure (distinct bank/row pairs the range
-// visits), without visiting the accesses.
+// tFAW / 4 (writes' by stream_write_act_scale more); refresh windows it crosses extend it,
+// and stop its activations (activations_end). Activations are counted from the mapping's
+// structure (distinct bank/row pairs the range visits), without visiting the accesses.
+// These rules describe a pseudo-channel whose queue is full. A bulk request of at most
+// `few_in_flight_bytes`, among few enough requests in flight that all of them at its
+// accesses per pseudo-channel fit one read queue, is booked access by access
+// instead, as single accesses are (and so is any request smaller than one whole group of
+// the mapping's pseudo-channel interleave): there the banks' own state decides.
 //   - Bank conflicts between bulk requests: the model remembers, per bank of a
 //     pseudo-channel, the row the last bulk request streamed there and when its first and
 //     last columns were (the latest over the pseudo-channels: bulk requests give each the
@@ -121,6 +126,17 @@ struct FastDramCalibration {
   // The same for a bulk write's activations, on top: the bank is held for write recovery
   // (tWR) before it can precharge.
   double stream_write_act_scale = 1.65;
+  // A bulk request of at most this many bytes is booked access by access while the
+  // requests in flight, at its accesses per pseudo-channel, fit one read queue (0: never).
+  // With 8 initiators and one 4 KiB read each in flight on one stack, the bulk rules were
+  // +32 % against the detailed model (its new requests wait for banks held by the others;
+  // they hide nothing behind a queue holding 8 requests); access by access +1.7 %. Not
+  // more: 16 KiB requests one at a time per initiator are within 3 % already, and a
+  // request booked access by access costs a booking per access instead of one per
+  // pseudo-channel (a limit of 8 accesses per pseudo-channel instead, which lets 64 KiB
+  // requests through on 8 stacks, took the 70B request of docs/sohu-study.md with
+  // `--gen 2` from 5.8 to 10.7 s of wall time; docs/memory-frontend.md).
+  std::uint64_t few_in_flight_bytes = 8192;
   // Bus cycles a streaming (bulk) range loses per per-bank refresh window it crosses.
   double perbank_stream_cost = 0.0;
   // Share of tRP + tRFCpb for which a per-bank refresh blocks its bank's activations in
@@ -142,9 +158,11 @@ class FastDram final : public MemoryBackend {
   /// Registers per-pseudo-channel stats under `stats_prefix` when inst.registry is set.
   FastDram(const DramSpec& spec, const AddressMapping& mapping, const FastDramParams& params,
            const sim::Instrumentation& inst, const std::string& stats_prefix);
-  /// Spec, mapping and controller from `hbm.*`.
+  /// Spec, mapping and controller from `hbm.*`; the calibration as given (default: the
+  /// fitted one).
   static std::unique_ptr<FastDram> from_config(const sim::Config& config, const sim::Instrumentation& inst,
-                                               const std::string& stats_prefix);
+                                               const std::string& stats_prefix,
+                                               const FastDramCalibration& calibration = {});
   ~FastDram() override;
 
   std::uint64_t capacity_bytes() const override { return spec_.org.capacity_bytes(); }
