@@ -489,13 +489,13 @@ void DramController::catch_up(Cycle now) {
   if (params_.refresh == RefreshMode::AllBank) {
     const BankCoord any{pc_, 0, 0};
     if (std::any_of(banks_.begin(), banks_.end(), [](const Bank& b) { return b.open_row != kClosed; })) {
-      at = std::max(at, timing_.earliest(DramCommand::PREA, any));
+      at = std::max(at, timing_.earliest_in_pc(DramCommand::PREA, any));
       if (at > now) return;
       timing_.issue(DramCommand::PREA, any, at);
       ++stats_.pre;
       close_all();
     }
-    at = std::max(at, timing_.earliest(DramCommand::REFab, any));
+    at = std::max(at, timing_.earliest_in_pc(DramCommand::REFab, any));
     if (at > now) return;
     timing_.issue(DramCommand::REFab, any, at);
     ++stats_.refab;
@@ -503,13 +503,13 @@ void DramController::catch_up(Cycle now) {
     const std::uint32_t b = choose_refresh_target();
     const BankCoord where = bank_coord(b);
     if (banks_[b].open_row != kClosed) {
-      at = std::max(at, timing_.earliest(DramCommand::PRE, where));
+      at = std::max(at, timing_.earliest_in_pc(DramCommand::PRE, where));
       if (at > now) return;
       timing_.issue(DramCommand::PRE, where, at);
       ++stats_.pre;
       close_bank(b);
     }
-    at = std::max(at, timing_.earliest(DramCommand::REFpb, where));
+    at = std::max(at, timing_.earliest_in_pc(DramCommand::REFpb, where));
     if (at > now) return;
     timing_.issue(DramCommand::REFpb, where, at);
     ++stats_.refpb;

@@ -103,6 +103,31 @@ TEST(DramController, IdleMemorySleepsAndAccountsRefreshInBulk) {
   EXPECT_EQ(perbank.pc0("refab"), 0);
 }
 
+// A pseudo-channel that held nothing when its all-bank refresh fell due accounts it when
+// the next request arrives, at the due time: the other pseudo-channel of its channel,
+// which shares the command buses and was busy meanwhile, does not move it later. (It did
+// when the late REFab asked the buses' latest use: it went after the other's last row
+// command, and this read, arriving after the window, waited a whole tRFCab.)
+TEST(DramController, IdlePseudoChannelRefreshesAtItsDueTimeWhileItsSiblingWorks) {
+  Rig rig;
+  const DramTimings& t = rig.mem->spec().timing;
+  Cycle done = kNever;
+  rig.mem->set_completion([&](const MemRequest& r, Cycle at) {
+    if (r.id == 999) done = at;
+  });
+  std::uint64_t id = 0;
+  for (Cycle c = t.REFI - 500; c < t.REFI + t.RP + t.RFCab + 300; c += 100, ++id) {
+    rig.mem->advance_to(c);
+    rig.mem->enqueue({rig.addr(0, id % 4, 1 + static_cast<std::uint32_t>(id), 0, 0, 1), false, id, 0});
+  }
+  const Cycle arrival = rig.mem->now();
+  rig.mem->enqueue({rig.addr(0, 0, 0, 0), false, 999, 0});
+  while (rig.mem->next_event() != kNever) rig.mem->advance_to(rig.mem->next_event());
+  EXPECT_EQ(done - arrival, 69u);
+  rig.mem->sync_stats();
+  EXPECT_EQ(rig.pc0("refab"), 1);
+}
+
 TEST(DramController, RefreshDuringAStream) {
   for (const char* mode : {"allbank", "perbank"}) {
     Rig rig("hbm/hbm3-6400", {std::string("hbm.controller.refresh=") + mode});
@@ -148,9 +173,9 @@ TEST(DramController, WriteDrainFollowsWatermarks) {
 }
 
 TEST(DramController, ReadStarvationInterruptsWriteDrain) {
-  Rig rig("hbm/hbm3-6400", {"hbm.mapping.preset=single-pc", "hbm.controller.refresh=off",
-                            "hbm.controller.read_starvation=50", "hbm.controller.write_low=0",
-                            "hbm.controller.write_high=1"});
+  Rig rig("hbm/hbm3-6400",
+          {"hbm.mapping.preset=single-pc", "hbm.controller.refresh=off", "hbm.controller.read_starvation=50",
+           "hbm.controller.write_low=0", "hbm.controller.write_high=1"});
   std::uint64_t id = 0;
   // Writes that all conflict in one bank (slow), then a read: it must not wait for all.
   for (std::uint32_t i = 0; i < 16; ++i) rig.mem->enqueue({rig.addr(0, 0, i, 0), true, id++, 0});
@@ -272,8 +297,8 @@ TEST(DramController, SameInputsGiveIdenticalStatistics) {
     Rig rig;
     std::mt19937_64 rng(3);
     std::uniform_int_distribution<std::uint64_t> pick(0, rig.mem->capacity_bytes() / 32 - 1);
-    const hbmtest::RunResult r =
-        run_pattern(*rig.mem, 20'000, [&] { return pick(rng) * 32; }, [](std::uint64_t i) { return i % 3 == 0; });
+    const hbmtest::RunResult r = run_pattern(
+        *rig.mem, 20'000, [&] { return pick(rng) * 32; }, [](std::uint64_t i) { return i % 3 == 0; });
     return std::vector<double>{static_cast<double>(r.cycles), rig.stat("s0.ch5.pc1.act"), rig.stat("row_hit_rate"),
                                rig.stat("s0.ch9.pc0.read_latency")};
   };

@@ -40,15 +40,23 @@ class ChannelTiming {
   /// The earliest cycle at which `command` to `at` satisfies every constraint (0 when
   /// nothing was issued yet). PC-wide commands (PREA, REFab) ignore at.group/at.bank.
   Cycle earliest(DramCommand command, const BankCoord& at) const {
+    return max(channel_next_[static_cast<std::size_t>(command)], earliest_in_pc(command, at));
+  }
+  bool can_issue(DramCommand command, const BankCoord& at, Cycle t) const { return earliest(command, at) <= t; }
+
+  /// earliest() without the channel's buses: for a command of an idle pseudo-channel
+  /// accounted after the fact (a refresh that fell due while it held nothing). The buses'
+  /// state is their latest use, by the other pseudo-channel maybe long after the due time,
+  /// which says nothing about whether they were free then (they were busy for a cycle or
+  /// two per command at most).
+  Cycle earliest_in_pc(DramCommand command, const BankCoord& at) const {
     const auto c = static_cast<std::size_t>(command);
-    Cycle t = channel_next_[c];
-    t = max(t, pc_next_[at.pc * kDramCommandCount + c]);
+    Cycle t = pc_next_[at.pc * kDramCommandCount + c];
     t = max(t, group_next_[(at.pc * groups_per_pc_ + at.group) * kDramCommandCount + c]);
     t = max(t, bank_next_[(at.pc * banks_per_pc_ + at.bank) * kDramCommandCount + c]);
     if (command == DramCommand::ACT && has_act_window_) t = max(t, window_earliest(command, at.pc));
     return t;
   }
-  bool can_issue(DramCommand command, const BankCoord& at, Cycle t) const { return earliest(command, at) <= t; }
 
   /// A lower bound of earliest(command, b) for every bank b of pseudo-channel `pc`: the
   /// channel, pseudo-channel and window constraints. Lets a controller rule out a whole
