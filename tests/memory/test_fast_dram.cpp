@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -447,6 +448,28 @@ TEST(FastDram, RefreshStopsTheActivationsOfBulkRequests) {
   EXPECT_EQ(perbank % cost, 0u);
   EXPECT_GE(perbank / cost, off / step);
   EXPECT_LE(perbank / cost, (off + perbank) / step);
+}
+
+// A REFpb needs its bank precharged. Bank 0's first REFpb falls due at tREFI / 16 (390);
+// a read opened a row there 10 cycles before, so the refresh goes once that row may be
+// precharged (tRAS after its ACT) and tRP has passed, and a read of another row of the
+// bank waits for the refresh from then (the model's per-bank window, 0.9 x (tRP +
+// tRFCpb)), not from the due time. (Before: 61 cycles earlier.)
+TEST(FastDram, PerBankRefreshWaitsForItsBankToPrecharge) {
+  Fixture f({"hbm.controller.refresh=perbank"});
+  const DramTimings& t = f.mem->spec().timing;
+  const Cycle due = t.refi_per_bank(f.mem->spec().org.banks_per_pc());
+  f.mem->advance_to(due - 10);
+  f.mem->enqueue(MemRequest{f.pc0(0), false, 1, 0});  // bank 0, row 1
+  f.mem->advance_to(due + 10);
+  f.mem->enqueue(MemRequest{f.pc0(16), false, 2, 0});  // bank 0, row 2
+  f.run_to_completion();
+  ASSERT_EQ(f.completions, 2u);
+  const Cycle act = due - 10;
+  const Cycle precharge = std::max(act + t.RAS, act + t.RCDRD + t.RTP);
+  const auto window = static_cast<Cycle>(std::llround(0.9 * static_cast<double>(t.RP + t.RFCpb)));
+  const Cycle refresh_end = precharge + t.RP + window;
+  EXPECT_EQ(f.done[2], refresh_end + t.RCDRD + t.CL + t.burst_cycles + 16);
 }
 
 }  // namespace
