@@ -307,7 +307,7 @@ bool FastDram::can_accept(std::uint64_t addr, bool write) const {
 // Per-bank: the k-th REFpb (k >= 1) at k tREFI/banks refreshes bank (k - 1) mod banks for
 // tRP + tRFCpb. The first refresh falls due one interval in, as in DramController.
 
-Cycle FastDram::refresh_window_end(std::uint32_t bank, Cycle t, Cycle opened, Cycle free) const {
+Cycle FastDram::refresh_window_end(std::uint32_t bank, Cycle t, Cycle opened, Cycle precharged) const {
   const DramTimings& tm = spec_.timing;
   switch (params_.controller.refresh) {
     case RefreshMode::Off:
@@ -327,7 +327,7 @@ Cycle FastDram::refresh_window_end(std::uint32_t bank, Cycle t, Cycle opened, Cy
       const Cycle back = (k - 1 + banks - bank % banks) % banks;
       if (k < back + 1) return t;
       Cycle start = (k - back) * refresh_step_;
-      if (opened < start && free > start) start = free;  // the REFpb waits for the bank's precharge
+      if (opened < start && precharged > start) start = precharged;  // the REFpb waits for its bank
       const Cycle end = start + perbank_blackout_;
       return t < end ? end : t;
     }
@@ -392,7 +392,8 @@ Cycle FastDram::spec_gap(bool a_write, bool b_write, bool same_group) const {
   return std::max<Cycle>(t.burst_cycles, static_cast<Cycle>(std::llround(static_cast<double>(wtr) * scale)));
 }
 
-Cycle FastDram::place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened, Cycle free) {
+Cycle FastDram::place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened,
+                          Cycle precharged) {
   const DramTimings& t = spec_.timing;
   const Cycle faw = faw_;
   auto& acts = pc.acts;
@@ -400,8 +401,8 @@ Cycle FastDram::place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_
   Cycle c = lower;
   for (;;) {
     const Cycle before = c;
-    c = refresh_window_end(kAnyGroup, c);           // all-bank windows block every ACT
-    c = refresh_window_end(bank, c, opened, free);  // a per-bank window blocks its bank
+    c = refresh_window_end(kAnyGroup, c);                 // all-bank windows block every ACT
+    c = refresh_window_end(bank, c, opened, precharged);  // a per-bank window blocks its bank
     // tRRD against every neighbour.
     const auto from = std::lower_bound(acts.begin(), acts.end(), c >= faw ? c - faw : 0,
                                        [](const Act& a, Cycle v) { return a.at < v; });

@@ -219,9 +219,9 @@ class FastDram final : public MemoryBackend {
   // The end of the refresh window that holds cycle t for `bank` (kAnyGroup: all-bank
   // windows only), or t itself when none does. A REFpb needs its bank precharged: if the
   // bank's row was opened (`opened`) before the REFpb fell due and cannot be precharged
-  // and tRP pass before `free`, the window starts then (the refresh goes first as soon as
+  // and tRP pass before `precharged`, the window starts then (the refresh goes first as soon as
   // the bank allows; accesses to the bank wait for it).
-  Cycle refresh_window_end(std::uint32_t bank, Cycle t, Cycle opened = kNever, Cycle free = 0) const;
+  Cycle refresh_window_end(std::uint32_t bank, Cycle t, Cycle opened = kNever, Cycle precharged = 0) const;
   // Where activations that need `cost` cycles of the four-activate window, starting no
   // earlier than `from`, are done: refreshes stop activations — an all-bank window for
   // its length (and one that holds `from` first), a REFpb for tRRD_S + tRREFD of the row
@@ -237,7 +237,7 @@ class FastDram final : public MemoryBackend {
   // The same, from the timings (fills gap_ once).
   Cycle spec_gap(bool a_write, bool b_write, bool same_group) const;
   // An activation of `bank` at the earliest cycle from `lower` that tRRD, tFAW and refresh allow.
-  Cycle place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened, Cycle free);
+  Cycle place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened, Cycle precharged);
   // A single access's data slot in pseudo-channel `pc`, in the earliest gap.
   Cycle place_slot(std::uint32_t pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
                    std::uint32_t group_last);
