@@ -335,20 +335,28 @@ Cycle FastDram::refresh_window_end(std::uint32_t bank, Cycle t, Cycle opened, Cy
   return t;
 }
 
-Cycle FastDram::activations_end(Cycle from, Cycle cost) const {
+Cycle FastDram::activations_end_across(Cycle from, Cycle cost) const {
   const DramTimings& tm = spec_.timing;
   switch (params_.controller.refresh) {
     case RefreshMode::Off:
+      act_quiet_from_ = 0;
+      act_quiet_to_ = kNever;
       return from + cost;
     case RefreshMode::AllBank: {
       from = refresh_window_end(kAnyGroup, from);
+      const Cycle k0 = refi_index(from);
+      act_quiet_from_ = k0 == 0 ? 0 : k0 * tm.REFI + tm.RP + tm.RFCab;
+      act_quiet_to_ = (k0 + 1) * tm.REFI;
       Cycle end = from + cost;
-      for (Cycle k = refi_index(from) + 1; k * tm.REFI <= end; ++k) end += tm.RP + tm.RFCab;
+      for (Cycle k = k0 + 1; k * tm.REFI <= end; ++k) end += tm.RP + tm.RFCab;
       return end;
     }
     case RefreshMode::PerBank: {
+      const Cycle k0 = from / refresh_step_;
+      act_quiet_from_ = k0 * refresh_step_;
+      act_quiet_to_ = (k0 + 1) * refresh_step_;
       Cycle end = from + cost;
-      for (Cycle k = from / refresh_step_ + 1; k * refresh_step_ <= end; ++k) end += tm.RRD_S + tm.RREFD;
+      for (Cycle k = k0 + 1; k * refresh_step_ <= end; ++k) end += tm.RRD_S + tm.RREFD;
       return end;
     }
   }

@@ -226,7 +226,14 @@ class FastDram final : public MemoryBackend {
   // earlier than `from`, are done: refreshes stop activations — an all-bank window for
   // its length (and one that holds `from` first), a REFpb for tRRD_S + tRREFD of the row
   // bus (after an ACT, before the next).
-  Cycle activations_end(Cycle from, Cycle cost) const;
+  Cycle activations_end(Cycle from, Cycle cost) const {
+    // Every bulk booking asks, once per pseudo-channel: most fall between two refreshes.
+    if (from >= act_quiet_from_ && from + cost < act_quiet_to_) return from + cost;
+    return activations_end_across(from, cost);
+  }
+  // The same where a refresh may be in the way; remembers the refresh-free interval that
+  // holds `from` for the inline check.
+  Cycle activations_end_across(Cycle from, Cycle cost) const;
   // Whether a row opened at `opened` is still open at `used` (no refresh in between).
   bool row_survives(std::uint32_t bank, Cycle opened, Cycle used) const;
   // Column-to-column distance from access a to a later access b (kAnyGroup: not the same
@@ -378,6 +385,7 @@ class FastDram final : public MemoryBackend {
   std::vector<std::uint64_t> stream_counts_;  // per pseudo-channel: accesses of one bulk request
   std::vector<std::uint32_t> digit_pc_;       // per pseudo-channel digit of a group: its index (empty: decode)
   mutable Cycle refi_k_ = 0;                  // refi_index's cache: [refi_start_, + tREFI) is interval refi_k_
+  mutable Cycle act_quiet_from_ = 0, act_quiet_to_ = 0;  // activations_end: no refresh in [from, to)
   mutable Cycle refi_start_ = 0;
   counters::Counter* cycles_ = nullptr;
   counters::Registry* registry_ = nullptr;  // owed the refresh counts
