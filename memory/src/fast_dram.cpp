@@ -32,6 +32,7 @@ struct Slot {
   std::uint32_t group_first;
   std::uint32_t group_last;
   bool write;
+  bool exact = false;  // a single write booked at a read-free moment: its turnarounds are not scaled
 };
 
 struct Act {
@@ -57,6 +58,10 @@ class TimeQueue {
   void push_back(const T& x) { v_.push_back(x); }
   void insert(iterator at, const T& x) { v_.insert(at, x); }
   void erase(iterator at) { v_.erase(at); }
+  void pop_back() {
+    v_.pop_back();
+    if (head_ == v_.size()) clear();
+  }
   void clear() {
     v_.clear();
     head_ = 0;
@@ -86,10 +91,13 @@ void drop_past(TimeQueue<Slot>& slots, Cycle now) {
 struct Buffered {
   MemRequest request;
   DecodedAddress where;
+  bool counted = false;  // its row statistics are counted (an activation that had issued)
 };
 
 // A read booked since the pseudo-channel's last booking of anything else: with its bank as
-// it was before, a drain can take the booking back (LIFO) and make it again later.
+// it was before, a drain can take the booking back (LIFO) and make it again later. The
+// same for a write booked since the last booking of anything else, which a read's arrival
+// can take back (the controller leaves write mode).
 struct Journalled {
   MemRequest request;
   DecodedAddress where;
@@ -99,6 +107,7 @@ struct Journalled {
   Cycle act;  // kNever: no activation
   Cycle col;
   std::uint64_t ticket;
+  std::uint8_t outcome = 0;  // a write's FastDram::RowOutcome, still to count
 };
 
 std::string number(double v) {
@@ -138,15 +147,16 @@ struct FastDram::Pc {
   // column command issues, as in DramController. Popped lazily. A re-booked read's first
   // column stays in read_cols, and its twin in read_cancelled, until it passes.
   using MinHeap = std::priority_queue<Cycle, std::vector<Cycle>, std::greater<Cycle>>;
-  mutable MinHeap read_cols, write_cols, read_cancelled;
+  mutable MinHeap read_cols, write_cols, read_cancelled, write_cancelled;
   std::size_t queued(bool write, Cycle now) const {
     auto& q = write ? write_cols : read_cols;
+    auto& cancelled = write ? write_cancelled : read_cancelled;
     while (!q.empty() && q.top() <= now) q.pop();
-    if (write) return q.size() + buffered.size();
-    while (!read_cancelled.empty() && read_cancelled.top() <= now) read_cancelled.pop();
-    return q.size() - read_cancelled.size();
+    while (!cancelled.empty() && cancelled.top() <= now) cancelled.pop();
+    return q.size() - cancelled.size() + (write ? buffered.size() : 0);
   }
-  TimeQueue<Journalled> journal;   // in booking order
+  TimeQueue<Journalled> journal;   // reads, in booking order
+  TimeQueue<Journalled> wjournal;  // writes, in booking order
   std::vector<Journalled> rebook;  // a drain's scratch
   Cycle drain_check = kNever;      // when a drain check is scheduled
 };
@@ -245,7 +255,10 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
   }
   for (int a = 0; a < 2; ++a) {
     for (int b = 0; b < 2; ++b) {
-      for (int same = 0; same < 2; ++same) gap_[a][b][same] = spec_gap(a != 0, b != 0, same != 0);
+      for (int same = 0; same < 2; ++same) {
+        gap_[a][b][same][0] = spec_gap(a != 0, b != 0, same != 0, params_.calibration.turnaround_scale);
+        gap_[a][b][same][1] = spec_gap(a != 0, b != 0, same != 0, 1.0);
+      }
     }
   }
   const DramTimings& t = spec_.timing;
@@ -385,10 +398,9 @@ bool FastDram::row_survives(std::uint32_t bank, Cycle opened, Cycle used) const 
 
 // ---- booking --------------------------------------------------------------------------
 
-Cycle FastDram::spec_gap(bool a_write, bool b_write, bool same_group) const {
+Cycle FastDram::spec_gap(bool a_write, bool b_write, bool same_group, double scale) const {
   // Minimum distance between the column command of access a and that of a later access b.
   const DramTimings& t = spec_.timing;
-  const double scale = params_.calibration.turnaround_scale;
   if (a_write == b_write) return std::max<Cycle>(t.burst_cycles, same_group ? t.CCD_L : t.CCD_S);
   if (!a_write) {
     // RD -> WR: tRTW, and the write data may not start before the read data ended.
@@ -456,7 +468,7 @@ Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bo
   // stream booking is the pseudo-channel's StreamState tail, not yet in its slot list.
   StreamState& st = streams_[index];
   Cycle c = ready;
-  bool have = false, last_write = false;
+  bool have = false, last_write = false, last_exact = false;
   std::uint32_t last_group = kAnyGroup;
   Cycle last_end = 0;
   if (st.tail) {
@@ -468,10 +480,11 @@ Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bo
     have = true;
     last_end = last.last_col;
     last_write = last.write;
+    last_exact = last.exact;
     last_group = last.group_last;
   }
   if (have) {
-    c = std::max(c, last_end + gap(last_write, last_group, write, kAnyGroup));
+    c = std::max(c, last_end + gap(last_write, last_group, write, kAnyGroup, last_exact));
     if (last_write != write) {
       // A read/write switch. The controller serves one queue at a time and opens no rows for
       // the other, so the new direction's activations start at the switch: its first column
@@ -509,7 +522,7 @@ void FastDram::flush_tail(std::uint32_t index) {
 }
 
 Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
-                           std::uint32_t group_last) {
+                           std::uint32_t group_last, bool exact) {
   // `length`: cycles from the first to the last column command of the booking.
   flush_tail(index);  // the slot list then holds every booking, in order
   auto& slots = pcs_[index]->slots;
@@ -543,26 +556,26 @@ Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool 
     for (auto it = from; it != slots.end() && it->col <= c + length + span; ++it) {
       if (!at_tail && ++steps > kGapSearch && slots.end() - it > kTailSearch) {
         it = slots.end() - kTailSearch - 1;  // this pass goes on at the tail
-        c = std::max(c, it->last_col + gap(it->write, it->group_last, write, group_first));
+        c = std::max(c, it->last_col + gap(it->write, it->group_last, write, group_first, exact || it->exact));
         at_tail = true;
         continue;
       }
       if (it->col <= c) {
-        const Cycle need = it->last_col + gap(it->write, it->group_last, write, group_first);
+        const Cycle need = it->last_col + gap(it->write, it->group_last, write, group_first, exact || it->exact);
         if (c < need) c = need;
-      } else if (it->col < c + length + gap(write, group_last, it->write, it->group_first)) {
-        c = it->last_col + gap(it->write, it->group_last, write, group_first);
+      } else if (it->col < c + length + gap(write, group_last, it->write, it->group_first, exact || it->exact)) {
+        c = it->last_col + gap(it->write, it->group_last, write, group_first, exact || it->exact);
       }
     }
     if (c == before) break;
   }
   const auto at = std::upper_bound(slots.begin(), slots.end(), c, [](Cycle v, const Slot& s) { return v < s.col; });
-  slots.insert(at, Slot{c, c + length, group_first, group_last, write});
+  slots.insert(at, Slot{c, c + length, group_first, group_last, write, exact});
   return c;
 }
 
 FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival,
-                                        Cycle queued) {
+                                        Cycle queued, bool exact) {
   Pc& pc = *pcs_[index];
   const DramTimings& t = spec_.timing;
   const DramOrganization& org = spec_.org;
@@ -614,7 +627,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
     b.act_allowed = act + t.RC;
     col_ready = act + (write ? t.RCDWR : t.RCDRD);
   }
-  const Cycle col = place_slot(index, col_ready, 0, write, group, group);
+  const Cycle col = place_slot(index, col_ready, 0, write, group, group, exact);
   (write ? pc.write_cols : pc.read_cols).push(col);
   b.last_col = std::max(b.last_col, col);
   const Cycle data_end = col + (write ? t.CWL : t.CL) + t.burst_cycles;
@@ -647,7 +660,8 @@ void FastDram::count_row(std::uint32_t index, RowOutcome outcome) {
 }
 
 Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued) {
-  pcs_[index]->journal.clear();  // not a journalled read: earlier reads can no longer be taken back
+  pcs_[index]->journal.clear();  // not journalled: earlier bookings can no longer be taken back
+  pcs_[index]->wjournal.clear();
   // Pops the column cycles that have passed (book_access adds one): a pseudo-channel that
   // only bulk requests reach is never asked queued() by can_accept, and its heap would
   // otherwise grow by every access booked (25 MB per 100000 1 KiB requests).
@@ -671,6 +685,7 @@ void FastDram::book_read(std::uint32_t index, const MemRequest& request, const D
   // Reads whose column command has issued can no longer be taken back: they leave the
   // journal from its front (booking order is close to column order).
   while (!pc.journal.empty() && pc.journal.front().col <= now_) pc.journal.pop_front();
+  pc.wjournal.clear();  // booked after them: the writes can no longer be taken back
   const std::uint32_t bank = (d.sid * spec_.org.bank_groups + d.bank_group) * spec_.org.banks_per_group + d.bank;
   Journalled j{request, d, pc.banks[bank], {}, bank, kNever, 0, next_ticket_++};
   const Booking b = book_access(index, d, false, arrival, request.arrival);
@@ -680,6 +695,67 @@ void FastDram::book_read(std::uint32_t index, const MemRequest& request, const D
   pc.journal.push_back(j);
   pc.last_read_col = std::max(pc.last_read_col, b.col);
   done_.push(Done{b.done, seq_++, request, index, false, b.outcome, j.ticket});
+}
+
+void FastDram::book_write(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
+                          bool parked, bool counted) {
+  Pc& pc = *pcs_[index];
+  while (!pc.wjournal.empty() && pc.wjournal.front().col <= now_) pc.wjournal.pop_front();
+  pc.journal.clear();  // booked after them: the reads can no longer be taken back
+  const std::uint32_t bank = (d.sid * spec_.org.bank_groups + d.bank_group) * spec_.org.banks_per_group + d.bank;
+  Journalled j{request, d, pc.banks[bank], {}, bank, kNever, 0, next_ticket_++};
+  const Booking b = book_access(index, d, true, arrival, request.arrival, parked);
+  j.after = pc.banks[bank];
+  j.act = b.act;
+  j.col = b.col;
+  const RowOutcome outcome = counted ? RowOutcome::Counted : b.outcome;
+  j.outcome = static_cast<std::uint8_t>(outcome);
+  pc.wjournal.push_back(j);
+  done_.push(Done{b.done, seq_++, request, index, false, outcome, j.ticket});
+}
+
+bool FastDram::take_back_writes(std::uint32_t index) {
+  Pc& pc = *pcs_[index];
+  auto& wj = pc.wjournal;
+  while (!wj.empty() && wj.front().col <= now_) wj.pop_front();
+  if (wj.empty()) return false;
+  // A read has come: write mode ends once no more than write_low writes are left to issue.
+  // The ones past that, newest first, are taken back (each restores its bank as it found
+  // it) and wait in the buffer again, in arrival order, for the next read-free moment.
+  const std::size_t left = wj.size() + pc.buffered.size();
+  const std::size_t low = params_.controller.write_low;
+  const std::size_t go = left > low ? left - low : 0;
+  std::vector<Buffered> back;
+  while (wj.size() > go && wj.back().col > now_) {
+    const Journalled& j = wj.back();
+    pc.banks[j.bank] = j.before;
+    const bool activated = j.act != kNever && j.act <= now_;
+    if (activated) {
+      // Its activation has issued: the row stays open for it, and the activation and
+      // the row outcome are counted now.
+      Bank& b = pc.banks[j.bank];
+      b.open_row = j.where.row;
+      b.act = j.act;
+      b.pre_allowed = j.act + spec_.timing.RAS;
+      b.act_allowed = j.act + spec_.timing.RC;
+      count_row(index, static_cast<RowOutcome>(j.outcome));
+    }
+    const auto slot =
+        std::lower_bound(pc.slots.begin(), pc.slots.end(), j.col, [](const Slot& sl, Cycle v) { return sl.col < v; });
+    if (slot != pc.slots.end() && slot->col == j.col && slot->write) pc.slots.erase(slot);
+    if (j.act != kNever && !activated) {
+      const auto act =
+          std::lower_bound(pc.acts.begin(), pc.acts.end(), j.act, [](const Act& a, Cycle v) { return a.at < v; });
+      if (act != pc.acts.end() && act->at == j.act) pc.acts.erase(act);
+    }
+    cancelled_.insert(j.ticket);
+    pc.write_cancelled.push(j.col);
+    back.push_back(
+        Buffered{j.request, j.where, activated || j.outcome == static_cast<std::uint8_t>(RowOutcome::Counted)});
+    wj.pop_back();
+  }
+  pc.buffered.insert(pc.buffered.begin(), back.rbegin(), back.rend());
+  return !back.empty();
 }
 
 void FastDram::push_done(Cycle at, const MemRequest& r, std::uint32_t pc) {
@@ -701,23 +777,31 @@ void FastDram::enqueue(MemRequest request) {
   if (request.write) {
     pc.stats.write_queue.sample(static_cast<double>(pc.queued(true, now_)));
     ++pc.writes;
+    pc.stats.busy_cycles.inc(spec_.timing.burst_cycles);
+    pc.stats.wr.inc();
+    pc.stats.bytes_written.inc(spec_.org.access_bytes());
     if (pc.last_read_col > now_) {
       // Reads wait for their column commands: the controller keeps writes queued until
       // the high watermark, or until no read waits any more.
       pc.buffered.push_back(Buffered{request, d});
       if (pc.buffered.size() >= cp.write_high) {
-        drain(index, cp.write_low, now_);
+        drain(index, cp.write_low, now_, false);
       } else if (pc.drain_check == kNever) {
         pc.drain_check = pc.last_read_col;
         done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, true, RowOutcome::Counted, 0});
       }
     } else {
-      push_done(book(index, d, true, now_, now_), request, index);
+      book_write(index, request, d, now_, true, false);
     }
     return;
   }
   pc.stats.read_queue.sample(static_cast<double>(pc.queued(false, now_)));
   ++pc.reads;
+  if (take_back_writes(index) && pc.drain_check == kNever) {
+    // They go at the next read-free moment (looked for once this read is booked).
+    pc.drain_check = std::max(now_, pc.last_read_col);
+    done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, true, RowOutcome::Counted, 0});
+  }
   for (const Buffered& w : pc.buffered) {
     if (w.request.addr == request.addr) {
       pc.stats.reads_from_write_queue.inc();
@@ -731,7 +815,7 @@ void FastDram::enqueue(MemRequest request) {
   book_read(index, request, d, now_);
 }
 
-Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
+Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at, bool parked) {
   Pc& pc = *pcs_[index];
   if (pc.buffered.size() <= keep) return at;
   // The controller's write mode: from `at` it issues writes only, and the reads still
@@ -764,13 +848,11 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   }
   journal.clear();
   const std::size_t n = pc.buffered.size() - keep;
-  const Cycle write_tail = spec_.timing.CWL + spec_.timing.burst_cycles + params_.controller.latency;
   Cycle last_col = at;
   for (std::size_t i = 0; i < n; ++i) {
     const Buffered& w = pc.buffered[i];
-    const Cycle done = book(index, w.where, true, at, w.request.arrival);
-    last_col = std::max(last_col, done - write_tail);
-    push_done(done, w.request, index);
+    book_write(index, w.request, w.where, at, parked, w.counted);
+    last_col = std::max(last_col, pc.wjournal.back().col);
   }
   pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
   if (!redo.empty()) {
@@ -803,10 +885,12 @@ void FastDram::advance_to(Cycle cycle) {
       if (pc.last_read_col <= now_ && pc.buffered.size() > low) {
         // No read waits: write mode, which ends at write_low if a read has come meanwhile
         // (looked at once these writes have issued) and otherwise empties the queue.
-        pc.drain_check = drain(d.pc, low, now_);
+        pc.drain_check = drain(d.pc, low, now_, false);
         done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, true, RowOutcome::Counted, 0});
       } else if (pc.last_read_col <= now_) {
-        drain(d.pc, 0, now_);  // no read came while the others went: the rest go too
+        // No more than write_low wait (or no read came while the others went): they all
+        // go, parked writes; a read arriving before their columns takes them back.
+        drain(d.pc, 0, now_, true);
       } else {
         pc.drain_check = pc.last_read_col;
         done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, true, RowOutcome::Counted, 0});
@@ -828,6 +912,7 @@ void FastDram::advance_to(Cycle cycle) {
       Pc& pc = *pcs_[d.pc];
       if (d.request.write) {
         --pc.writes;
+        count_row(d.pc, d.outcome);
       } else {
         --pc.reads;
         count_row(d.pc, d.outcome);

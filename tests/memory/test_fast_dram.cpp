@@ -14,6 +14,7 @@
 
 #include "hbm_test_support.hpp"
 #include "sohusim/counters/registry.hpp"
+#include "sohusim/memory/dram_system.hpp"
 #include "sohusim/memory/fast_dram.hpp"
 
 namespace sohusim::memory {
@@ -470,6 +471,65 @@ TEST(FastDram, PerBankRefreshWaitsForItsBankToPrecharge) {
   const auto window = static_cast<Cycle>(std::llround(0.9 * static_cast<double>(t.RP + t.RFCpb)));
   const Cycle refresh_end = precharge + t.RP + window;
   EXPECT_EQ(f.done[2], refresh_end + t.RCDRD + t.CL + t.burst_cycles + 16);
+}
+
+// The controller writes when no read waits, and leaves write mode as soon as a read comes
+// while it holds no more than write_low writes: a write that has not issued its column
+// command goes back to wait for the next read-free moment. Hand-derived, refresh off,
+// one pseudo-channel: a write to bank 0 arrives at cycle 0 with nothing queued and
+// activates at once; a read to bank 1 (same bank group) arrives at cycle 1, before the
+// write's column command (tRCDWR after its ACT). The read activates tRRD_L after the
+// write's ACT and completes unloaded from there; the write's column follows the read's
+// by tRTW (an exact turnaround: this is no batch), its row still open.
+// (Before: the write kept its booking and the read waited for its turnaround.)
+TEST(FastDram, AReadEndsWriteModeBeforeTheWriteIssues) {
+  Fixture f;
+  const DramTimings& t = f.mem->spec().timing;
+  const Cycle latency = f.mem->params().controller.latency;
+  f.mem->enqueue(MemRequest{f.pc0(0), true, 1, 0});  // bank 0, row 1
+  f.mem->advance_to(1);
+  f.mem->enqueue(MemRequest{f.pc0(1), false, 2, 0});  // bank 1, row 1
+  f.run_to_completion();
+  ASSERT_EQ(f.completions, 2u);
+  const Cycle read_col = t.RRD_L + t.RCDRD;
+  EXPECT_EQ(f.done[2], read_col + t.CL + t.burst_cycles + latency);
+  const Cycle write_col = read_col + std::max<Cycle>(t.RTW, t.CL + t.burst_cycles - t.CWL);
+  EXPECT_EQ(f.done[1], write_col + t.CWL + t.burst_cycles + latency);
+  // One activation each, counted once although the write was booked twice.
+  EXPECT_EQ(f.stat("act"), 2u);
+  EXPECT_EQ(f.stat("wr"), 1u);
+  EXPECT_EQ(f.stat("row_misses"), 2u);
+  EXPECT_EQ(f.stat("row_hits") + f.stat("row_conflicts"), 0u);
+
+  // The detailed controller, given the same two requests, issues the same commands.
+  counters::Registry reg;
+  const auto detailed = DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", {"hbm.controller.refresh=off"}),
+                                                counters::Scope(reg, "d"));
+  std::map<std::uint64_t, Cycle> done;
+  detailed->set_completion([&](const MemRequest& r, Cycle at) { done[r.id] = at; });
+  detailed->enqueue(MemRequest{f.pc0(0), true, 1, 0});
+  detailed->advance_to(1);
+  detailed->enqueue(MemRequest{f.pc0(1), false, 2, 0});
+  while (detailed->next_event() != kNever) detailed->advance_to(detailed->next_event());
+  EXPECT_EQ(done[2], f.done[2]);
+  EXPECT_EQ(done[1], f.done[1]);
+}
+
+// The same, the read asking for the write's own address: the write, back in the queue,
+// answers it (forwarded), and still goes at the next read-free moment (there is no other
+// read to wait for).
+TEST(FastDram, AWriteTakenBackForwardsToTheReadAndStillGoes) {
+  Fixture f;
+  const ControllerParams& cp = f.mem->params().controller;
+  f.mem->enqueue(MemRequest{f.pc0(0), true, 1, 0});
+  f.mem->advance_to(1);
+  f.mem->enqueue(MemRequest{f.pc0(0), false, 2, 0});
+  f.run_to_completion();
+  ASSERT_EQ(f.completions, 2u);
+  EXPECT_EQ(f.done[2], 1 + cp.write_forward_latency + cp.latency);
+  EXPECT_EQ(f.stat("reads_from_write_queue"), 1u);
+  EXPECT_EQ(f.stat("wr"), 1u);
+  EXPECT_EQ(f.stat("act"), 1u);
 }
 
 }  // namespace

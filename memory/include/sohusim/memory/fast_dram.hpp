@@ -237,17 +237,18 @@ class FastDram final : public MemoryBackend {
   // Whether a row opened at `opened` is still open at `used` (no refresh in between).
   bool row_survives(std::uint32_t bank, Cycle opened, Cycle used) const;
   // Column-to-column distance from access a to a later access b (kAnyGroup: not the same
-  // bank group); the read/write turnarounds scaled by turnaround_scale. From gap_.
-  Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group) const {
-    return gap_[a_write][b_write][a_group == b_group && a_group != kAnyGroup];
+  // bank group); the read/write turnarounds scaled by turnaround_scale, unless `exact`
+  // (next to a parked write, see book_write). From gap_.
+  Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group, bool exact = false) const {
+    return gap_[a_write][b_write][a_group == b_group && a_group != kAnyGroup][exact];
   }
   // The same, from the timings (fills gap_ once).
-  Cycle spec_gap(bool a_write, bool b_write, bool same_group) const;
+  Cycle spec_gap(bool a_write, bool b_write, bool same_group, double turnaround_scale) const;
   // An activation of `bank` at the earliest cycle from `lower` that tRRD, tFAW and refresh allow.
   Cycle place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened, Cycle precharged);
   // A single access's data slot in pseudo-channel `pc`, in the earliest gap.
   Cycle place_slot(std::uint32_t pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
-                   std::uint32_t group_last);
+                   std::uint32_t group_last, bool exact = false);
   // A stream's data slot, after everything booked in pseudo-channel `pc` (its tail).
   // `bank_ready`: when its banks allow it to start; `exposed` of the wait past the tail counts
   // (all of it after a booking of the other direction). `opens_rows`: some bank it visits
@@ -260,16 +261,30 @@ class FastDram final : public MemoryBackend {
   // no statistics. Nothing of it issues before `arrival`; `queued` is when it entered the
   // controller's queue (earlier for a buffered write or a re-booked read), which decides
   // whether the adaptive page policy kept its row open for it.
-  Booking book_access(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued);
+  Booking book_access(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued,
+                      bool exact = false);
   // book_access, and counts the access's statistics; returns its completion cycle.
   Cycle book(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued);
   // Books a read from `enqueue` so that a drain can take it back (Pc::journal) and queues
   // its completion; row statistics are counted when it completes.
   void book_read(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival);
+  // Books a single write so that a read's arrival can take it back (Pc::wjournal) and
+  // queues its completion; its row statistics are counted when it completes, unless
+  // `counted` (an earlier booking's activation issued and was counted). `parked`: booked
+  // at a read-free moment with no more than write_low writes waiting, the controller's
+  // state between batches; its read/write turnarounds are not scaled (turnaround_scale is
+  // fitted on batches).
+  void book_write(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival, bool parked,
+                  bool counted);
+  // A read arrives at pseudo-channel `pc`: the controller leaves write mode once at most
+  // write_low writes are left, so the journalled writes past those that have not issued go
+  // back to the buffer. Returns whether any did.
+  bool take_back_writes(std::uint32_t pc);
   // Write mode: books the oldest buffered writes of a pseudo-channel, leaving `keep`; the
   // reads booked to issue after `at` are taken back and booked again after the writes.
   // Returns the last booked write's column command cycle (`at` if none was booked).
-  Cycle drain(std::uint32_t pc, std::size_t keep, Cycle at);
+  // `parked`: see book_write.
+  Cycle drain(std::uint32_t pc, std::size_t keep, Cycle at, bool parked);
   void count_row(std::uint32_t pc, RowOutcome outcome);
   // Books a bulk request's `accesses` in pseudo-channel `pc`; `bank_ready`: the cycle its
   // banks allow it to start at (0: any); `opens_rows`: see append_stream. Raises bulk_col_
@@ -372,8 +387,8 @@ class FastDram final : public MemoryBackend {
   std::uint64_t low_radix_ = 1;
   std::uint64_t column_radix_ = 1;
   bool low_has_row_ = false;
-  Cycle stream_gap_ = 2;                                   // column spacing inside a stream
-  Cycle gap_[2][2][2] = {};                                // gap(): [a is a write][b is a write][same bank group]
+  Cycle stream_gap_ = 2;        // column spacing inside a stream
+  Cycle gap_[2][2][2][2] = {};  // gap(): [a is a write][b is a write][same bank group][exact]
   static constexpr std::uint32_t kAnyGroup = 0xfffffffeu;  // a stream slot: never "the same bank group"
   Cycle refresh_step_ = 1;                                 // tREFI, or tREFI / banks for per-bank refresh
   Cycle perbank_blackout_ = 0;                             // cycles a REFpb blocks its bank
