@@ -32,7 +32,6 @@ struct Slot {
   std::uint32_t group_first;
   std::uint32_t group_last;
   bool write;
-  bool exact = false;  // a single write booked at a read-free moment: its turnarounds are not scaled
 };
 
 struct Act {
@@ -91,7 +90,8 @@ void drop_past(TimeQueue<Slot>& slots, Cycle now) {
 struct Buffered {
   MemRequest request;
   DecodedAddress where;
-  bool counted = false;  // its row statistics are counted (an activation that had issued)
+  bool counted = false;      // its row statistics are counted (an activation that had issued)
+  std::uint64_t parent = 0;  // the bulk request it is part of (0: none)
 };
 
 // A read booked since the pseudo-channel's last booking of anything else: with its bank as
@@ -108,6 +108,7 @@ struct Journalled {
   Cycle col;
   std::uint64_t ticket;
   std::uint8_t outcome = 0;  // a write's FastDram::RowOutcome, still to count
+  std::uint64_t parent = 0;  // the bulk request it is part of (0: none)
 };
 
 std::string number(double v) {
@@ -142,7 +143,6 @@ struct FastDram::Pc {
   std::uint32_t reads = 0;         // reads booked or forwarded, not completed
   std::uint32_t writes = 0;        // writes buffered or booked, not completed
   Cycle last_read_col = 0;         // reads wait in the controller's queue until then
-  Cycle bulk_reads_done = 0;       // the last completion of the bulk reads booked here
   // Column-command cycles of booked accesses: an access holds its queue entry until its
   // column command issues, as in DramController. Popped lazily. A re-booked read's first
   // column stays in read_cols, and its twin in read_cancelled, until it passes.
@@ -159,6 +159,7 @@ struct FastDram::Pc {
   TimeQueue<Journalled> wjournal;  // writes, in booking order
   std::vector<Journalled> rebook;  // a drain's scratch
   Cycle drain_check = kNever;      // when a drain check is scheduled
+  Cycle write_mode_end = 0;        // the last column of the writes a drain to write_low booked
 };
 
 namespace {
@@ -256,8 +257,8 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
   for (int a = 0; a < 2; ++a) {
     for (int b = 0; b < 2; ++b) {
       for (int same = 0; same < 2; ++same) {
-        gap_[a][b][same][0] = spec_gap(a != 0, b != 0, same != 0, params_.calibration.turnaround_scale);
-        gap_[a][b][same][1] = spec_gap(a != 0, b != 0, same != 0, 1.0);
+        gap_[a][b][same][0] = spec_gap(a != 0, b != 0, same != 0, 1.0);
+        gap_[a][b][same][1] = spec_gap(a != 0, b != 0, same != 0, params_.calibration.turnaround_scale);
       }
     }
   }
@@ -468,8 +469,7 @@ Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bo
   // stream booking is the pseudo-channel's StreamState tail, not yet in its slot list.
   StreamState& st = streams_[index];
   Cycle c = ready;
-  bool have = false, last_write = false, last_exact = false;
-  std::uint32_t last_group = kAnyGroup;
+  bool have = false, last_write = false;
   Cycle last_end = 0;
   if (st.tail) {
     have = true;
@@ -480,11 +480,9 @@ Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bo
     have = true;
     last_end = last.last_col;
     last_write = last.write;
-    last_exact = last.exact;
-    last_group = last.group_last;
   }
   if (have) {
-    c = std::max(c, last_end + gap(last_write, last_group, write, kAnyGroup, last_exact));
+    c = std::max(c, last_end + stream_gap(last_write, write));
     if (last_write != write) {
       // A read/write switch. The controller serves one queue at a time and opens no rows for
       // the other, so the new direction's activations start at the switch: its first column
@@ -522,7 +520,7 @@ void FastDram::flush_tail(std::uint32_t index) {
 }
 
 Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
-                           std::uint32_t group_last, bool exact) {
+                           std::uint32_t group_last) {
   // `length`: cycles from the first to the last column command of the booking.
   flush_tail(index);  // the slot list then holds every booking, in order
   auto& slots = pcs_[index]->slots;
@@ -556,26 +554,26 @@ Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool 
     for (auto it = from; it != slots.end() && it->col <= c + length + span; ++it) {
       if (!at_tail && ++steps > kGapSearch && slots.end() - it > kTailSearch) {
         it = slots.end() - kTailSearch - 1;  // this pass goes on at the tail
-        c = std::max(c, it->last_col + gap(it->write, it->group_last, write, group_first, exact || it->exact));
+        c = std::max(c, it->last_col + gap(it->write, it->group_last, write, group_first));
         at_tail = true;
         continue;
       }
       if (it->col <= c) {
-        const Cycle need = it->last_col + gap(it->write, it->group_last, write, group_first, exact || it->exact);
+        const Cycle need = it->last_col + gap(it->write, it->group_last, write, group_first);
         if (c < need) c = need;
-      } else if (it->col < c + length + gap(write, group_last, it->write, it->group_first, exact || it->exact)) {
-        c = it->last_col + gap(it->write, it->group_last, write, group_first, exact || it->exact);
+      } else if (it->col < c + length + gap(write, group_last, it->write, it->group_first)) {
+        c = it->last_col + gap(it->write, it->group_last, write, group_first);
       }
     }
     if (c == before) break;
   }
   const auto at = std::upper_bound(slots.begin(), slots.end(), c, [](Cycle v, const Slot& s) { return v < s.col; });
-  slots.insert(at, Slot{c, c + length, group_first, group_last, write, exact});
+  slots.insert(at, Slot{c, c + length, group_first, group_last, write});
   return c;
 }
 
 FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival,
-                                        Cycle queued, bool exact) {
+                                        Cycle queued) {
   Pc& pc = *pcs_[index];
   const DramTimings& t = spec_.timing;
   const DramOrganization& org = spec_.org;
@@ -627,7 +625,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
     b.act_allowed = act + t.RC;
     col_ready = act + (write ? t.RCDWR : t.RCDRD);
   }
-  const Cycle col = place_slot(index, col_ready, 0, write, group, group, exact);
+  const Cycle col = place_slot(index, col_ready, 0, write, group, group);
   (write ? pc.write_cols : pc.read_cols).push(col);
   b.last_col = std::max(b.last_col, col);
   const Cycle data_end = col + (write ? t.CWL : t.CL) + t.burst_cycles;
@@ -680,7 +678,8 @@ Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, C
   return b.done;
 }
 
-void FastDram::book_read(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival) {
+void FastDram::book_read(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
+                         std::uint64_t parent) {
   Pc& pc = *pcs_[index];
   // Reads whose column command has issued can no longer be taken back: they leave the
   // journal from its front (booking order is close to column order).
@@ -688,30 +687,32 @@ void FastDram::book_read(std::uint32_t index, const MemRequest& request, const D
   pc.wjournal.clear();  // booked after them: the writes can no longer be taken back
   const std::uint32_t bank = (d.sid * spec_.org.bank_groups + d.bank_group) * spec_.org.banks_per_group + d.bank;
   Journalled j{request, d, pc.banks[bank], {}, bank, kNever, 0, next_ticket_++};
+  j.parent = parent;
   const Booking b = book_access(index, d, false, arrival, request.arrival);
   j.after = pc.banks[bank];
   j.act = b.act;
   j.col = b.col;
   pc.journal.push_back(j);
   pc.last_read_col = std::max(pc.last_read_col, b.col);
-  done_.push(Done{b.done, seq_++, request, index, false, b.outcome, j.ticket});
+  done_.push(Done{b.done, seq_++, request, index, false, b.outcome, j.ticket, parent});
 }
 
 void FastDram::book_write(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
-                          bool parked, bool counted) {
+                          bool counted, std::uint64_t parent) {
   Pc& pc = *pcs_[index];
   while (!pc.wjournal.empty() && pc.wjournal.front().col <= now_) pc.wjournal.pop_front();
   pc.journal.clear();  // booked after them: the reads can no longer be taken back
   const std::uint32_t bank = (d.sid * spec_.org.bank_groups + d.bank_group) * spec_.org.banks_per_group + d.bank;
   Journalled j{request, d, pc.banks[bank], {}, bank, kNever, 0, next_ticket_++};
-  const Booking b = book_access(index, d, true, arrival, request.arrival, parked);
+  j.parent = parent;
+  const Booking b = book_access(index, d, true, arrival, request.arrival);
   j.after = pc.banks[bank];
   j.act = b.act;
   j.col = b.col;
   const RowOutcome outcome = counted ? RowOutcome::Counted : b.outcome;
   j.outcome = static_cast<std::uint8_t>(outcome);
   pc.wjournal.push_back(j);
-  done_.push(Done{b.done, seq_++, request, index, false, outcome, j.ticket});
+  done_.push(Done{b.done, seq_++, request, index, false, outcome, j.ticket, parent});
 }
 
 bool FastDram::take_back_writes(std::uint32_t index) {
@@ -750,16 +751,16 @@ bool FastDram::take_back_writes(std::uint32_t index) {
     }
     cancelled_.insert(j.ticket);
     pc.write_cancelled.push(j.col);
-    back.push_back(
-        Buffered{j.request, j.where, activated || j.outcome == static_cast<std::uint8_t>(RowOutcome::Counted)});
+    back.push_back(Buffered{j.request, j.where,
+                            activated || j.outcome == static_cast<std::uint8_t>(RowOutcome::Counted), j.parent});
     wj.pop_back();
   }
   pc.buffered.insert(pc.buffered.begin(), back.rbegin(), back.rend());
   return !back.empty();
 }
 
-void FastDram::push_done(Cycle at, const MemRequest& r, std::uint32_t pc) {
-  done_.push(Done{at, seq_++, r, pc, false, RowOutcome::Counted, 0});
+void FastDram::push_done(Cycle at, const MemRequest& r, std::uint32_t pc, std::uint64_t parent) {
+  done_.push(Done{at, seq_++, r, pc, false, RowOutcome::Counted, 0, parent});
 }
 
 void FastDram::enqueue(MemRequest request) {
@@ -774,6 +775,13 @@ void FastDram::enqueue(MemRequest request) {
                            " is full (call can_accept first)");
   }
   ++pending_;
+  enqueue_access(index, request, d, 0);
+}
+
+void FastDram::enqueue_access(std::uint32_t index, const MemRequest& request, const DecodedAddress& d,
+                              std::uint64_t parent) {
+  Pc& pc = *pcs_[index];
+  const ControllerParams& cp = params_.controller;
   if (request.write) {
     pc.stats.write_queue.sample(static_cast<double>(pc.queued(true, now_)));
     ++pc.writes;
@@ -783,15 +791,15 @@ void FastDram::enqueue(MemRequest request) {
     if (pc.last_read_col > now_) {
       // Reads wait for their column commands: the controller keeps writes queued until
       // the high watermark, or until no read waits any more.
-      pc.buffered.push_back(Buffered{request, d});
-      if (pc.buffered.size() >= cp.write_high) {
-        drain(index, cp.write_low, now_, false);
+      pc.buffered.push_back(Buffered{request, d, false, parent});
+      if (pc.buffered.size() >= cp.write_high || (pc.write_mode_end > now_ && pc.buffered.size() > cp.write_low)) {
+        pc.write_mode_end = drain(index, cp.write_low, now_);
       } else if (pc.drain_check == kNever) {
         pc.drain_check = pc.last_read_col;
         done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, true, RowOutcome::Counted, 0});
       }
     } else {
-      book_write(index, request, d, now_, true, false);
+      book_write(index, request, d, now_, false, parent);
     }
     return;
   }
@@ -805,17 +813,17 @@ void FastDram::enqueue(MemRequest request) {
   for (const Buffered& w : pc.buffered) {
     if (w.request.addr == request.addr) {
       pc.stats.reads_from_write_queue.inc();
-      push_done(now_ + cp.write_forward_latency + cp.latency, request, index);
+      push_done(now_ + cp.write_forward_latency + cp.latency, request, index, parent);
       return;
     }
   }
   pc.stats.busy_cycles.inc(spec_.timing.burst_cycles);
   pc.stats.rd.inc();
   pc.stats.bytes_read.inc(spec_.org.access_bytes());
-  book_read(index, request, d, now_);
+  book_read(index, request, d, now_, parent);
 }
 
-Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at, bool parked) {
+Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   Pc& pc = *pcs_[index];
   if (pc.buffered.size() <= keep) return at;
   // The controller's write mode: from `at` it issues writes only, and the reads still
@@ -851,13 +859,13 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at, bool park
   Cycle last_col = at;
   for (std::size_t i = 0; i < n; ++i) {
     const Buffered& w = pc.buffered[i];
-    book_write(index, w.request, w.where, at, parked, w.counted);
+    book_write(index, w.request, w.where, at, w.counted, w.parent);
     last_col = std::max(last_col, pc.wjournal.back().col);
   }
   pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
   if (!redo.empty()) {
     pc.last_read_col = at;
-    for (auto it = redo.rbegin(); it != redo.rend(); ++it) book_read(index, it->request, it->where, at);
+    for (auto it = redo.rbegin(); it != redo.rend(); ++it) book_read(index, it->request, it->where, at, it->parent);
   }
   return last_col;
 }
@@ -885,12 +893,13 @@ void FastDram::advance_to(Cycle cycle) {
       if (pc.last_read_col <= now_ && pc.buffered.size() > low) {
         // No read waits: write mode, which ends at write_low if a read has come meanwhile
         // (looked at once these writes have issued) and otherwise empties the queue.
-        pc.drain_check = drain(d.pc, low, now_, false);
+        pc.drain_check = drain(d.pc, low, now_);
+        pc.write_mode_end = pc.drain_check;
         done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, true, RowOutcome::Counted, 0});
       } else if (pc.last_read_col <= now_) {
         // No more than write_low wait (or no read came while the others went): they all
         // go, parked writes; a read arriving before their columns takes them back.
-        drain(d.pc, 0, now_, true);
+        drain(d.pc, 0, now_);
       } else {
         pc.drain_check = pc.last_read_col;
         done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, true, RowOutcome::Counted, 0});
@@ -904,10 +913,6 @@ void FastDram::advance_to(Cycle cycle) {
         continue;
       }
     }
-    --pending_;
-    if (d.pc == kNoPc && !d.request.write && bulk_reads_ > 0 && --bulk_reads_ == 0 && !bulk_writes_.empty()) {
-      flush_bulk_writes();  // no bulk read left in flight: the gathered writes go now
-    }
     if (d.pc != kNoPc) {
       Pc& pc = *pcs_[d.pc];
       if (d.request.write) {
@@ -919,7 +924,18 @@ void FastDram::advance_to(Cycle cycle) {
         pc.stats.read_latency.sample(static_cast<double>(d.at - d.request.arrival) * pc.stats.tck_ns);
       }
     }
-    complete(d.request, d.at);
+    MemRequest done = d.request;
+    if (d.parent != 0) {  // an access of a bulk request booked access by access
+      const auto part = parts_.find(d.parent);
+      if (--part->second.accesses > 0) continue;
+      done = part->second.request;
+      parts_.erase(part);
+    }
+    --pending_;
+    if (d.pc == kNoPc && !d.request.write && bulk_reads_ > 0 && --bulk_reads_ == 0 && !bulk_writes_.empty()) {
+      flush_bulk_writes();  // no bulk read left in flight: the gathered writes go now
+    }
+    complete(done, d.at);
   }
   count_refreshes(cycle);
   now_ = cycle;
@@ -1098,8 +1114,33 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
   return col + length + (write ? t.CWL : t.CL) + t.burst_cycles + cp.latency;
 }
 
+bool FastDram::by_access(std::uint64_t addr, std::uint64_t bytes) const {
+  if (group_pcs_ == 0) return true;
+  const std::uint64_t a = access_bytes();
+  const std::uint64_t p = group_pcs_ * inner_;  // accesses per group: inner_ to each PC
+  const std::uint64_t g0 = (addr / a + p - 1) / p;
+  const std::uint64_t g1 = (addr + bytes) / a / p;
+  if (g1 <= g0) return true;
+  const std::uint64_t per_pc = (g1 - g0) * inner_;  // accesses per pseudo-channel
+  return bytes <= params_.calibration.few_in_flight_bytes && per_pc * (pending_ + 1) <= params_.controller.read_queue;
+}
+
 void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id) {
   check(addr, bytes);
+  if (by_access(addr, bytes)) {
+    // Less than one whole group, or a small request among few enough that they all fit
+    // one controller queue: its accesses go through the controllers' queues one by one
+    // (write buffer, write mode, forwarding), completed together.
+    const std::uint64_t a = access_bytes();
+    const std::uint64_t parent = next_parent_++;
+    parts_.emplace(parent, Part{MemRequest{addr, write, id, now_}, bytes / a});
+    ++pending_;
+    for (std::uint64_t i = addr / a; i < (addr + bytes) / a; ++i) {
+      const DecodedAddress d = mapping_.decode(i * a);
+      enqueue_access(pc_index(d), MemRequest{i * a, write, id, now_}, d, parent);
+    }
+    return;
+  }
   if (!write) {
     ++bulk_reads_;
     book_bulk(addr, bytes, false, id, now_);
@@ -1107,35 +1148,18 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
   }
   // Writes wait while bulk reads are in flight, as in the controller's write queue, until a
   // batch's worth per pseudo-channel has gathered (write_high - write_low), then go
-  // together: one read/write turnaround pair per batch, not per request. Each may go
-  // earlier, once the reads of its own pseudo-channels have completed (check_bulk_writes).
+  // together: one read/write turnaround pair per batch, not per request. They may go
+  // earlier, once the bulk reads in flight have completed (check_bulk_writes).
   ++pending_;  // until booked
-  BulkWrite w{addr, bytes, id, now_, {}};
-  const std::uint64_t a = access_bytes();
-  if (group_pcs_ != 0 && bytes < group_pcs_ * inner_ * a) {  // the pseudo-channels it touches
-    for (std::uint64_t i = addr / a; i < (addr + bytes) / a; ++i) {
-      const std::uint32_t pc = pc_index(mapping_.decode(i * a));
-      if (std::find(w.pcs.begin(), w.pcs.end(), pc) == w.pcs.end()) w.pcs.push_back(pc);
-    }
-  }
-  bulk_writes_.push_back(std::move(w));
-  bulk_write_accesses_ += bytes / a;
+  bulk_writes_.push_back(BulkWrite{addr, bytes, id, now_});
+  bulk_write_accesses_ += bytes / access_bytes();
   const ControllerParams& cp = params_.controller;
   const std::uint64_t batch = std::uint64_t{cp.write_high - cp.write_low} * spec_.org.total_pcs();
   if (bulk_write_accesses_ >= batch || no_bulk_read_waits()) {
     flush_bulk_writes();
     return;
   }
-  // Only the new one may have become free to go: the others are looked at when a check
-  // that was scheduled for them comes.
-  const Cycle until = bulk_reads_waiting(bulk_writes_.back());
-  if (until <= now_) {
-    BulkWrite last = std::move(bulk_writes_.back());
-    bulk_writes_.pop_back();
-    release_bulk_write(last);
-  } else {
-    schedule_bulk_check(until);
-  }
+  schedule_bulk_check(bulk_reads_done_);
 }
 
 bool FastDram::no_bulk_read_waits() const {
@@ -1154,41 +1178,18 @@ void FastDram::schedule_bulk_check(Cycle at) {
   done_.push(Done{at, seq_++, MemRequest{}, kNoPc, true, RowOutcome::Counted, 0});
 }
 
-Cycle FastDram::bulk_reads_waiting(const BulkWrite& w) const {
-  // A write of less than a group meets the reads of its own pseudo-channels only.
-  if (w.pcs.empty()) return bulk_reads_done_;
-  Cycle until = 0;
-  for (const std::uint32_t pc : w.pcs) until = std::max(until, pcs_[pc]->bulk_reads_done);
-  return until;
-}
-
 void FastDram::check_bulk_writes() {
   if (bulk_writes_.empty()) return;
+  // The controllers drain their writes once their read queues are empty; a gathered write
+  // (whole groups: it touches every pseudo-channel) goes once the bulk reads booked have
+  // completed (their columns issued and CL + nBL + the controller latency passed: a
+  // read-free window long enough to open its rows). Smaller writes go through the
+  // controllers' queues one access at a time instead (enqueue_access).
   if (no_bulk_read_waits()) {
     flush_bulk_writes();  // no bulk read in flight: the gathered writes go now
-    return;
+  } else {
+    schedule_bulk_check(bulk_reads_done_);
   }
-  // Each controller drains its writes when its own read queue is empty, and leaves write
-  // mode at the first read that arrives while it holds no more than write_low writes; a
-  // whole write booked at once cannot be cut short like that. A gathered write goes once
-  // the bulk reads booked in the pseudo-channels it touches have completed (their columns
-  // issued and CL + nBL + the controller latency passed: a read-free window long enough
-  // to open its rows). Going at their last column instead (the queue empty) made random
-  // read/write mixes of 256 B-1 KiB with 8-128 requests in flight 10-37 % too fast;
-  // waiting for every bulk read in flight, 21-46 % too slow (docs/memory-frontend.md).
-  Cycle next = kNever;
-  for (auto it = bulk_writes_.begin(); it != bulk_writes_.end();) {
-    const Cycle until = bulk_reads_waiting(*it);
-    if (until > now_) {
-      next = std::min(next, until);
-      ++it;
-      continue;
-    }
-    const BulkWrite w = std::move(*it);
-    it = bulk_writes_.erase(it);
-    release_bulk_write(w);
-  }
-  if (next != kNever) schedule_bulk_check(next);
 }
 
 void FastDram::flush_bulk_writes() {
@@ -1200,109 +1201,87 @@ void FastDram::flush_bulk_writes() {
 }
 
 void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id, Cycle queued) {
+  // By groups (by_access() said so when it was enqueued).
   const std::uint64_t a = access_bytes();
   const std::uint64_t i0 = addr / a;
   const std::uint64_t i1 = (addr + bytes) / a;
   Cycle done = now_;
-  const auto read_end = [&](std::uint32_t pc, Cycle at) {  // a read booked there completes at `at`
-    pcs_[pc]->bulk_reads_done = std::max(pcs_[pc]->bulk_reads_done, at);
-    bulk_reads_done_ = std::max(bulk_reads_done_, at);
-  };
-  const auto single = [&](std::uint64_t i) {
-    const DecodedAddress d = mapping_.decode(i * a);
-    const std::uint32_t pc = pc_index(d);
-    const Cycle at = book(pc, d, write, now_, queued);
-    if (!write) read_end(pc, at);
-    done = std::max(done, at);
-  };
-  if (group_pcs_ == 0) {
-    for (std::uint64_t i = i0; i < i1; ++i) single(i);
-  } else {
-    const std::uint64_t p = group_pcs_ * inner_;  // accesses per group: inner_ to each PC
-    const std::uint64_t g0 = (i0 + p - 1) / p;
-    const std::uint64_t g1 = i1 / p;
-    // Access by access: less than one whole group, or a small request among few enough
-    // that they all fit one controller queue (few_in_flight_bytes).
-    const std::uint64_t per_pc = g1 > g0 ? (g1 - g0) * inner_ : 0;  // accesses per pseudo-channel
-    const bool few =
-        bytes <= params_.calibration.few_in_flight_bytes && per_pc * (pending_ + 1) <= params_.controller.read_queue;
-    if (g1 <= g0 || few) {
-      for (std::uint64_t i = i0; i < i1; ++i) single(i);
-    } else {
-      // Whole groups give every pseudo-channel inner_ accesses each; the partial groups at
-      // the two ends add, per pseudo-channel, the accesses whose digit falls in them.
-      std::fill(stream_counts_.begin(), stream_counts_.end(), (g1 - g0) * inner_);
-      const auto partial = [&](std::uint64_t from, std::uint64_t to) {  // within one group
-        const std::uint64_t base = from / p * p;
-        const std::uint64_t lo = from - base, hi = to - base;
-        for (std::uint64_t digit = lo / inner_; digit * inner_ < hi; ++digit) {
-          const std::uint64_t n = std::min(hi, (digit + 1) * inner_) - std::max(lo, digit * inner_);
-          stream_counts_[digit_pc_.empty() ? pc_index(mapping_.decode((base + digit * inner_) * a))
-                                           : digit_pc_[digit]] += n;
-        }
-      };
-      if (i0 < g0 * p) partial(i0, g0 * p);
-      if (g1 * p < i1) partial(g1 * p, i1);
-      const std::uint64_t first = i0 / p;
-      std::uint64_t acts = stream_activations(first, (i1 + p - 1) / p - first);
-      stream_visits(first, (i1 + p - 1) / p - first);
-      // The pseudo-channels' state and counters lie in many small heap objects: fetch them a
-      // few pseudo-channels ahead, so that the bookings do not wait for memory one by one.
-      const auto prefetch_pc = [](const Pc& pc) {
-        const char* base = reinterpret_cast<const char*>(&pc);
-        for (std::size_t offset = 0; offset < sizeof(Pc); offset += 64) __builtin_prefetch(base + offset);
-      };
-      const auto prefetch_stream_stats = [](const Pc& pc, bool w) {  // what book_stream updates
-        const PcStats& s = pc.stats;
-        prefetch_object(s.act);
-        prefetch_object(s.row_misses);
-        prefetch_object(s.row_hits);
-        prefetch_object(s.busy_cycles);
-        prefetch_object(w ? s.wr : s.rd);
-        prefetch_object(w ? s.bytes_written : s.bytes_read);
-      };
-      // Banks an earlier bulk request left on another row: precharge (tRTP, or write
-      // recovery, after its last column there; tRAS after its activation, tRCD before its
-      // first column), tRP, then tRCD before this request's first column there. The banks'
-      // rows are the same in every pseudo-channel; their cycles are the latest over them.
-      const DramTimings& t = spec_.timing;
-      Cycle bank_ready = 0;
-      bool opens_rows = false;  // some bank it visits holds no row or another one
-      const bool adaptive = params_.controller.page_policy == PagePolicy::Adaptive;
-      for (const Visit& v : visits_) {
-        const BankStream& b = stream_banks_[v.bank];
-        // The adaptive policy closed the row with the last column of the earlier visit if
-        // this request was not queued by then: the same row needs an ACT again.
-        const bool closed = adaptive && b.used && b.row == v.first_row && b.last_col < queued;
-        if (closed) ++acts;
-        if (!b.used || b.row != v.first_row || closed) opens_rows = true;
-        if (!b.used || (b.row == v.first_row && !closed)) continue;
-        const Cycle after_col = b.last_col + (b.write ? t.CWL + t.burst_cycles + t.WR : t.RTP);
-        const Cycle after_act = b.first_col + t.RAS - std::min<Cycle>(b.first_col + t.RAS, b.write ? t.RCDWR : t.RCDRD);
-        const Cycle need = std::max(after_col, after_act) + t.RP + (write ? t.RCDWR : t.RCDRD);
-        if (need > v.first) bank_ready = std::max(bank_ready, need - v.first);
-      }
-      bulk_col_ = 0;
-      const std::size_t n = pcs_.size();
-      for (std::size_t k = 0; k < n; ++k) {
-        if (k + 4 < n) prefetch_pc(*pcs_[k + 4]);
-        if (k + 2 < n) prefetch_stream_stats(*pcs_[k + 2], write);
-        if (stream_counts_[k] > 0) {
-          const Cycle at =
-              book_stream(static_cast<std::uint32_t>(k), stream_counts_[k], acts, write, now_, bank_ready, opens_rows);
-          if (!write) read_end(static_cast<std::uint32_t>(k), at);
-          done = std::max(done, at);
-        }
-      }
-      for (const Visit& v : visits_) {
-        BankStream& b = stream_banks_[v.bank];
-        b.first_col = bulk_col_ + v.first;
-        b.last_col = bulk_col_ + v.last;
-        b.row = v.last_row;
-        b.used = true;
-        b.write = write;
-      }
+  const std::uint64_t p = group_pcs_ * inner_;  // accesses per group: inner_ to each PC
+  const std::uint64_t g0 = (i0 + p - 1) / p;
+  const std::uint64_t g1 = i1 / p;
+  // Whole groups give every pseudo-channel inner_ accesses each; the partial groups at
+  // the two ends add, per pseudo-channel, the accesses whose digit falls in them.
+  std::fill(stream_counts_.begin(), stream_counts_.end(), (g1 - g0) * inner_);
+  const auto partial = [&](std::uint64_t from, std::uint64_t to) {  // within one group
+    const std::uint64_t base = from / p * p;
+    const std::uint64_t lo = from - base, hi = to - base;
+    for (std::uint64_t digit = lo / inner_; digit * inner_ < hi; ++digit) {
+      const std::uint64_t n = std::min(hi, (digit + 1) * inner_) - std::max(lo, digit * inner_);
+      const std::uint32_t pc =
+          digit_pc_.empty() ? pc_index(mapping_.decode((base + digit * inner_) * a)) : digit_pc_[digit];
+      stream_counts_[pc] += n;
     }
+  };
+  if (i0 < g0 * p) partial(i0, g0 * p);
+  if (g1 * p < i1) partial(g1 * p, i1);
+  const std::uint64_t first = i0 / p;
+  std::uint64_t acts = stream_activations(first, (i1 + p - 1) / p - first);
+  stream_visits(first, (i1 + p - 1) / p - first);
+  // The pseudo-channels' state and counters lie in many small heap objects: fetch them a
+  // few pseudo-channels ahead, so that the bookings do not wait for memory one by one.
+  const auto prefetch_pc = [](const Pc& pc) {
+    const char* base = reinterpret_cast<const char*>(&pc);
+    for (std::size_t offset = 0; offset < sizeof(Pc); offset += 64) __builtin_prefetch(base + offset);
+  };
+  const auto prefetch_stream_stats = [](const Pc& pc, bool w) {  // what book_stream updates
+    const PcStats& s = pc.stats;
+    prefetch_object(s.act);
+    prefetch_object(s.row_misses);
+    prefetch_object(s.row_hits);
+    prefetch_object(s.busy_cycles);
+    prefetch_object(w ? s.wr : s.rd);
+    prefetch_object(w ? s.bytes_written : s.bytes_read);
+  };
+  // Banks an earlier bulk request left on another row: precharge (tRTP, or write
+  // recovery, after its last column there; tRAS after its activation, tRCD before its
+  // first column), tRP, then tRCD before this request's first column there. The banks'
+  // rows are the same in every pseudo-channel; their cycles are the latest over them.
+  const DramTimings& t = spec_.timing;
+  Cycle bank_ready = 0;
+  bool opens_rows = false;  // some bank it visits holds no row or another one
+  const bool adaptive = params_.controller.page_policy == PagePolicy::Adaptive;
+  for (const Visit& v : visits_) {
+    const BankStream& b = stream_banks_[v.bank];
+    // The adaptive policy closed the row with the last column of the earlier visit if
+    // this request was not queued by then: the same row needs an ACT again.
+    const bool closed = adaptive && b.used && b.row == v.first_row && b.last_col < queued;
+    if (closed) ++acts;
+    if (!b.used || b.row != v.first_row || closed) opens_rows = true;
+    if (!b.used || (b.row == v.first_row && !closed)) continue;
+    const Cycle after_col = b.last_col + (b.write ? t.CWL + t.burst_cycles + t.WR : t.RTP);
+    const Cycle after_act = b.first_col + t.RAS - std::min<Cycle>(b.first_col + t.RAS, b.write ? t.RCDWR : t.RCDRD);
+    const Cycle need = std::max(after_col, after_act) + t.RP + (write ? t.RCDWR : t.RCDRD);
+    if (need > v.first) bank_ready = std::max(bank_ready, need - v.first);
+  }
+  bulk_col_ = 0;
+  const std::size_t n = pcs_.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k + 4 < n) prefetch_pc(*pcs_[k + 4]);
+    if (k + 2 < n) prefetch_stream_stats(*pcs_[k + 2], write);
+    if (stream_counts_[k] > 0) {
+      const Cycle at =
+          book_stream(static_cast<std::uint32_t>(k), stream_counts_[k], acts, write, now_, bank_ready, opens_rows);
+      if (!write) bulk_reads_done_ = std::max(bulk_reads_done_, at);
+      done = std::max(done, at);
+    }
+  }
+  for (const Visit& v : visits_) {
+    BankStream& b = stream_banks_[v.bank];
+    b.first_col = bulk_col_ + v.first;
+    b.last_col = bulk_col_ + v.last;
+    b.row = v.last_row;
+    b.used = true;
+    b.write = write;
   }
   ++pending_;
   push_done(done, MemRequest{addr, write, id, now_}, kNoPc);

@@ -221,9 +221,13 @@ TEST(FastDram, FewSmallBulkRequestsAreBookedAsTheirAccesses) {
 // Bulk writes wait while a bulk read is in flight, until a batch has gathered: 32 accesses
 // per pseudo-channel (write_high - write_low), eight 4 KiB writes on one stack (4 each).
 // Seven wait; the eighth sends all eight, back to back after the read, one turnaround
-// for the batch.
+// for the batch. (So few 4 KiB requests would go access by access, through the
+// controllers' queues: that is turned off here.)
 TEST(FastDram, BulkWritesGatherIntoABatchWhileReadsAreInFlight) {
-  Fixture f;
+  FastDramCalibration bulk;
+  bulk.few_in_flight_bytes = 0;
+  const std::vector<std::string> sets{"hbm.controller.refresh=off"};
+  Fixture f(sets, bulk);
   const ControllerParams& cp = f.mem->params().controller;
   ASSERT_EQ(cp.write_high - cp.write_low, 32u);
   f.mem->enqueue_bulk(0, 1 << 20, false, 100);  // 32 KiB per pseudo-channel: 2048 cycles
@@ -236,7 +240,7 @@ TEST(FastDram, BulkWritesGatherIntoABatchWhileReadsAreInFlight) {
   // they had arrived at that cycle.
   f.run_to_completion();
   ASSERT_EQ(f.completions, 8u);
-  Fixture h;
+  Fixture h(sets, bulk);
   h.mem->enqueue_bulk(0, 1 << 20, false, 100);
   h.run_to_completion();
   ASSERT_EQ(h.done[100], f.done[100]);
@@ -247,7 +251,7 @@ TEST(FastDram, BulkWritesGatherIntoABatchWhileReadsAreInFlight) {
     EXPECT_EQ(f.done[k], h.done[k]) << k;
   }
 
-  Fixture g;
+  Fixture g(sets, bulk);
   g.mem->enqueue_bulk(0, 1 << 20, false, 100);
   for (std::uint64_t k = 0; k < 8; ++k) g.mem->enqueue_bulk((2 << 20) + k * 4096, 4096, true, k);
   g.run_to_completion();
@@ -354,35 +358,45 @@ TEST(FastDram, AdaptivePageClosesTheRowsOfAnEarlierBulkRequest) {
   EXPECT_EQ(adaptive.first, open.first + t.RCDRD);
 }
 
-// A gathered write of less than 2 KiB waits for the bulk reads of its own pseudo-channels
-// only: once the read on pseudo-channel 0 has completed it goes, while 32 reads of other
-// rows keep pseudo-channel 1 busy (tFAW- and tRC-bound) for longer.
-TEST(FastDram, SmallBulkWriteWaitsForTheReadsOfItsPseudoChannelOnly) {
+// A bulk request smaller than a group of every pseudo-channel (2 KiB) goes through the
+// controllers' queues access by access, as the detailed model's target hands it over: a
+// 64 B write (two accesses of pseudo-channel 0) arriving with a 64 B read there waits in
+// the write buffer for the read's columns, as single writes do, and completes when its
+// last access does. The same four accesses enqueued one by one, into FastDram and into
+// DramSystem, complete at the same cycles.
+TEST(FastDram, SmallBulkRequestGoesThroughTheControllerQueues) {
   Fixture f;
   const AddressMapping& m = f.mem->mapping();
-  DecodedAddress d;
-  d.row = 5;
-  f.mem->enqueue_bulk(m.encode(d), 64, false, 1);
-  Cycle busy = 0;
-  for (std::uint32_t r = 0; r < 32; ++r) {
-    DecodedAddress e;
-    e.pseudo_channel = 1;
-    e.bank_group = (r % 16) / 4;
-    e.bank = r % 4;
-    e.row = 10 + r / 16;
-    f.mem->enqueue_bulk(m.encode(e), 64, false, 10 + r);
-  }
-  d.bank = 1;  // another bank: no conflict with the read
-  f.mem->enqueue_bulk(m.encode(d), 64, true, 2);
+  DecodedAddress read;
+  read.row = 5;
+  DecodedAddress write = read;
+  write.bank = 1;  // another bank: no conflict with the read
+  f.mem->enqueue_bulk(m.encode(read), 64, false, 1);
+  f.mem->enqueue_bulk(m.encode(write), 64, true, 2);
   f.run_to_completion();
-  ASSERT_EQ(f.completions, 34u);
-  for (std::uint32_t r = 0; r < 32; ++r) busy = std::max(busy, f.done[10 + r]);
+  ASSERT_EQ(f.completions, 2u);
+  EXPECT_EQ(f.stat("rd"), 2u);
+  EXPECT_EQ(f.stat("wr"), 2u);
   EXPECT_GT(f.done[2], f.done[1]);
-  EXPECT_LT(f.done[2], busy);
-  // It went at the read's completion: an ACT there, tRCDWR, its two columns tCCD_L apart
-  // (one bank), then CWL + nBL + latency.
-  const DramTimings& t = f.mem->spec().timing;
-  EXPECT_EQ(f.done[2], f.done[1] + t.RCDWR + t.CCD_L + t.CWL + t.burst_cycles + f.mem->params().controller.latency);
+
+  const auto singles = [&](MemoryBackend& mem, std::map<std::uint64_t, Cycle>& done) {
+    mem.set_completion([&](const MemRequest& r, Cycle at) { done[r.id] = at; });
+    for (std::uint64_t k = 0; k < 2; ++k) mem.enqueue(MemRequest{m.encode(read) + 32 * k, false, 10 + k, 0});
+    for (std::uint64_t k = 0; k < 2; ++k) mem.enqueue(MemRequest{m.encode(write) + 32 * k, true, 20 + k, 0});
+    while (mem.next_event() != kNever) mem.advance_to(mem.next_event());
+  };
+  Fixture one_by_one;
+  std::map<std::uint64_t, Cycle> fast;
+  singles(*one_by_one.mem, fast);
+  counters::Registry reg;
+  const auto detailed_mem = DramSystem::from_config(
+      hbmtest::hbm_config("hbm/hbm3-6400", {"hbm.controller.refresh=off"}), counters::Scope(reg, "d"));
+  std::map<std::uint64_t, Cycle> detailed;
+  singles(*detailed_mem, detailed);
+  EXPECT_EQ(f.done[1], std::max(fast[10], fast[11]));
+  EXPECT_EQ(f.done[2], std::max(fast[20], fast[21]));
+  EXPECT_EQ(f.done[1], std::max(detailed[10], detailed[11]));
+  EXPECT_EQ(f.done[2], std::max(detailed[20], detailed[21]));
 }
 
 // Past its 96-slot lookahead a booking looks at the last 16 slots of its pseudo-channel:
@@ -471,6 +485,28 @@ TEST(FastDram, PerBankRefreshWaitsForItsBankToPrecharge) {
   const auto window = static_cast<Cycle>(std::llround(0.9 * static_cast<double>(t.RP + t.RFCpb)));
   const Cycle refresh_end = precharge + t.RP + window;
   EXPECT_EQ(f.done[2], refresh_end + t.RCDRD + t.CL + t.burst_cycles + 16);
+}
+
+// Write mode lasts while more than write_low writes are left, so a write that arrives
+// during a drain to write_low (reads waiting) is served in it: the oldest buffered write
+// joins the batch, before the reads that wait for its end. 48 reads of other rows keep
+// pseudo-channel 0 busy; 48 writes start a drain of 32 (down to 16); one more, a cycle
+// later, makes 17 left: it goes too, before the last of the reads. (Before: it waited in
+// the buffer for a read-free moment, after every read.)
+TEST(FastDram, AWriteArrivingInWriteModeJoinsTheBatch) {
+  Fixture f;
+  const std::uint32_t reads = 48, writes = 49;
+  for (std::uint32_t i = 0; i < reads; ++i) f.mem->enqueue(MemRequest{f.pc0(i), false, i, 0});
+  for (std::uint32_t i = 0; i + 1 < writes; ++i) f.mem->enqueue(MemRequest{f.pc0(reads + i), true, reads + i, 0});
+  f.mem->advance_to(1);
+  f.mem->enqueue(MemRequest{f.pc0(reads + writes - 1), true, reads + writes - 1, 0});
+  f.run_to_completion();
+  ASSERT_EQ(f.completions, std::uint64_t{reads + writes});
+  Cycle last_read = 0;
+  for (std::uint32_t i = 0; i < reads; ++i) last_read = std::max(last_read, f.done[i]);
+  // The oldest buffered write (the 33rd) went with the batch; the 16 newest stay buffered.
+  EXPECT_LT(f.done[reads + 32], last_read);
+  for (std::uint32_t i = 33; i < writes; ++i) EXPECT_GT(f.done[reads + i], last_read) << i;
 }
 
 // The controller writes when no read waits, and leaves write mode as soon as a read comes

@@ -45,7 +45,12 @@
 //     booking; each restores the bank state it found) and booked again once the writes
 //     are, from the drain's cycle. A read's row statistics are therefore counted when it
 //     completes. A read to a buffered write's address is served from it
-//     (write_forward_latency).
+//     (write_forward_latency). Write mode lasts while more than write_low writes are left:
+//     a write arriving during a drain to write_low joins it. A read ends write mode: the
+//     writes booked while no read waited (a journal of their own) that have not issued
+//     their column commands, past the oldest (left - write_low), are taken back and wait
+//     for the next read-free moment. Single accesses' read/write turnarounds are the
+//     timings' (turnaround_scale applies to bulk streams only).
 //   - back-pressure: a queue entry is held until the access's column command, as in
 //     DramController; a refused can_accept makes next_event() wake the owner when the
 //     earliest entry of that queue frees.
@@ -57,9 +62,10 @@
 // structure (distinct bank/row pairs the range visits), without visiting the accesses.
 // These rules describe a pseudo-channel whose queue is full. A bulk request of at most
 // `few_in_flight_bytes`, among few enough requests in flight that all of them at its
-// accesses per pseudo-channel fit one read queue, is booked access by access
-// instead, as single accesses are (and so is any request smaller than one whole group of
-// the mapping's pseudo-channel interleave): there the banks' own state decides.
+// accesses per pseudo-channel fit one read queue, goes through the controllers' queues
+// access by access instead, as single accesses do (and so does any request smaller than
+// one whole group of the mapping's pseudo-channel interleave), completing with its last
+// access: there the banks' own state and the write buffer decide.
 //   - Bank conflicts between bulk requests: the model remembers, per bank of a
 //     pseudo-channel, the row the last bulk request streamed there and when its first and
 //     last columns were (the latest over the pseudo-channels: bulk requests give each the
@@ -79,9 +85,8 @@
 //   - Write batching: bulk writes are gathered like the controller's write queue. While
 //     bulk reads are in flight the writes wait until (write_high - write_low) accesses per
 //     pseudo-channel have gathered, then are booked together in arrival order, after what
-//     is booked (one read/write turnaround per batch, not per request); a gathered write
-//     goes on its own once the bulk reads booked in the pseudo-channels it touches have
-//     completed (all pseudo-channels for a write of 2 KiB or more).
+//     is booked (one read/write turnaround per batch, not per request); gathered writes
+//     go on their own once the bulk reads booked have completed.
 //
 // Calibration constants (FastDramParams::calibration) were fitted to DramSystem on the
 // shared patterns; the method is in docs/memory-frontend.md and the test that keeps them
@@ -98,6 +103,7 @@
 #include <memory>
 #include <queue>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -115,8 +121,10 @@ struct FastDramCalibration {
   // Bus cycles a streaming (bulk) range loses per row activation it needs, beyond what
   // the bank-group interleave hides.
   double stream_act_cost = 0.0;
-  // Scale of the read/write turnaround penalties (1: the spec's values), fitted on the
-  // stream, strided and random read/write mixes of single accesses; bulk streams use it too.
+  // Scale of a bulk stream's read/write turnaround penalties (1: the spec's values),
+  // fitted on the 4-16 KiB stream mixes through the TLM target. Single accesses take the
+  // timings as they are: they fitted 0.7 too until writes arriving in write mode joined
+  // its batch, which had been cut in two (docs/memory-frontend.md, calibration table).
   double turnaround_scale = 0.7;
   // Spacing of a bulk stream's activations, as a share of tFAW / 4: without refresh the
   // detailed controller activates every 6.15 cycles rather than 6 on random 4 KiB blocks.
@@ -126,7 +134,7 @@ struct FastDramCalibration {
   // The same for a bulk write's activations, on top: the bank is held for write recovery
   // (tWR) before it can precharge.
   double stream_write_act_scale = 1.65;
-  // A bulk request of at most this many bytes is booked access by access while the
+  // A bulk request of at most this many bytes goes access by access while the
   // requests in flight, at its accesses per pseudo-channel, fit one read queue (0: never).
   // With 8 initiators and one 4 KiB read each in flight on one stack, the bulk rules were
   // +32 % against the detailed model (its new requests wait for banks held by the others;
@@ -196,10 +204,11 @@ class FastDram final : public MemoryBackend {
     Cycle at;
     std::uint64_t seq;
     MemRequest request;
-    std::uint32_t pc;      // whose pending counts it releases; kNoPc for a bulk request
-    bool drain_check;      // not a completion: see whether pc's buffered writes may go
-    RowOutcome outcome;    // row statistics still to count at completion
-    std::uint64_t ticket;  // a re-bookable read's booking (0: none); cancelled ones are skipped
+    std::uint32_t pc;          // whose pending counts it releases; kNoPc for a bulk request
+    bool drain_check;          // not a completion: see whether pc's buffered writes may go
+    RowOutcome outcome;        // row statistics still to count at completion
+    std::uint64_t ticket;      // a re-bookable read's booking (0: none); cancelled ones are skipped
+    std::uint64_t parent = 0;  // the bulk request booked access by access it is part of (parts_)
     bool operator>(const Done& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
   // One access's booking: when its data is done, its column command, its activation
@@ -237,18 +246,21 @@ class FastDram final : public MemoryBackend {
   // Whether a row opened at `opened` is still open at `used` (no refresh in between).
   bool row_survives(std::uint32_t bank, Cycle opened, Cycle used) const;
   // Column-to-column distance from access a to a later access b (kAnyGroup: not the same
-  // bank group); the read/write turnarounds scaled by turnaround_scale, unless `exact`
-  // (next to a parked write, see book_write). From gap_.
-  Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group, bool exact = false) const {
-    return gap_[a_write][b_write][a_group == b_group && a_group != kAnyGroup][exact];
+  // bank group), from the timings. From gap_.
+  Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group) const {
+    return gap_[a_write][b_write][a_group == b_group && a_group != kAnyGroup][0];
   }
+  // The same before a bulk stream (never the same bank group), its read/write turnarounds scaled by
+  // turnaround_scale: a stream booked whole does not show how the controller batches its
+  // switches.
+  Cycle stream_gap(bool a_write, bool b_write) const { return gap_[a_write][b_write][0][1]; }
   // The same, from the timings (fills gap_ once).
   Cycle spec_gap(bool a_write, bool b_write, bool same_group, double turnaround_scale) const;
   // An activation of `bank` at the earliest cycle from `lower` that tRRD, tFAW and refresh allow.
   Cycle place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened, Cycle precharged);
   // A single access's data slot in pseudo-channel `pc`, in the earliest gap.
   Cycle place_slot(std::uint32_t pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
-                   std::uint32_t group_last, bool exact = false);
+                   std::uint32_t group_last);
   // A stream's data slot, after everything booked in pseudo-channel `pc` (its tail).
   // `bank_ready`: when its banks allow it to start; `exposed` of the wait past the tail counts
   // (all of it after a booking of the other direction). `opens_rows`: some bank it visits
@@ -261,21 +273,18 @@ class FastDram final : public MemoryBackend {
   // no statistics. Nothing of it issues before `arrival`; `queued` is when it entered the
   // controller's queue (earlier for a buffered write or a re-booked read), which decides
   // whether the adaptive page policy kept its row open for it.
-  Booking book_access(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued,
-                      bool exact = false);
+  Booking book_access(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued);
   // book_access, and counts the access's statistics; returns its completion cycle.
   Cycle book(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued);
   // Books a read from `enqueue` so that a drain can take it back (Pc::journal) and queues
   // its completion; row statistics are counted when it completes.
-  void book_read(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival);
+  void book_read(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
+                 std::uint64_t parent);
   // Books a single write so that a read's arrival can take it back (Pc::wjournal) and
   // queues its completion; its row statistics are counted when it completes, unless
-  // `counted` (an earlier booking's activation issued and was counted). `parked`: booked
-  // at a read-free moment with no more than write_low writes waiting, the controller's
-  // state between batches; its read/write turnarounds are not scaled (turnaround_scale is
-  // fitted on batches).
-  void book_write(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival, bool parked,
-                  bool counted);
+  // `counted` (an earlier booking's activation issued and was counted).
+  void book_write(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival, bool counted,
+                  std::uint64_t parent);
   // A read arrives at pseudo-channel `pc`: the controller leaves write mode once at most
   // write_low writes are left, so the journalled writes past those that have not issued go
   // back to the buffer. Returns whether any did.
@@ -283,8 +292,7 @@ class FastDram final : public MemoryBackend {
   // Write mode: books the oldest buffered writes of a pseudo-channel, leaving `keep`; the
   // reads booked to issue after `at` are taken back and booked again after the writes.
   // Returns the last booked write's column command cycle (`at` if none was booked).
-  // `parked`: see book_write.
-  Cycle drain(std::uint32_t pc, std::size_t keep, Cycle at, bool parked);
+  Cycle drain(std::uint32_t pc, std::size_t keep, Cycle at);
   void count_row(std::uint32_t pc, RowOutcome outcome);
   // Books a bulk request's `accesses` in pseudo-channel `pc`; `bank_ready`: the cycle its
   // banks allow it to start at (0: any); `opens_rows`: see append_stream. Raises bulk_col_
@@ -295,22 +303,26 @@ class FastDram final : public MemoryBackend {
   std::uint64_t stream_activations(std::uint64_t first_group, std::uint64_t groups);
   // The banks a range of groups visits in each pseudo-channel (the same in all), into visits_.
   void stream_visits(std::uint64_t first_group, std::uint64_t groups);
-  void push_done(Cycle at, const MemRequest& r, std::uint32_t pc);
+  void push_done(Cycle at, const MemRequest& r, std::uint32_t pc, std::uint64_t parent = 0);
+  // One access into its pseudo-channel's queues, as the controller takes it: a write
+  // buffered while reads wait (or booked, parked), a read taking back parked writes,
+  // forwarded from a buffered write, or booked. `parent`: the bulk request it is part of.
+  void enqueue_access(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, std::uint64_t parent);
+  // Whether a bulk request goes access by access (enqueue_access): less than one group of
+  // every pseudo-channel, or few_in_flight_bytes or less while few are in flight.
+  bool by_access(std::uint64_t addr, std::uint64_t bytes) const;
   // A bulk request's bookings in every pseudo-channel, and its completion; `queued`: when
   // it entered the controller (see book_access).
   void book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id, Cycle queued);
   // Books the gathered bulk writes, in arrival order.
   void flush_bulk_writes();
-  // The gathered bulk writes go once the bulk reads booked in their pseudo-channels have
-  // completed; until then a check is scheduled at the earliest cycle one may go.
+  // The gathered bulk writes go once the bulk reads booked have completed; until then a
+  // check is scheduled at that cycle.
   void check_bulk_writes();
   struct BulkWrite {
     std::uint64_t addr, bytes, id;
     Cycle arrival;
-    std::vector<std::uint32_t> pcs;  // the pseudo-channels it touches; empty: all of them
   };
-  // The last completion of the bulk reads booked in the pseudo-channels `w` touches.
-  Cycle bulk_reads_waiting(const BulkWrite& w) const;
   // Every bulk read booked has completed.
   bool no_bulk_read_waits() const;
   // Books a gathered write (taken out of bulk_writes_ by the caller).
@@ -372,7 +384,13 @@ class FastDram final : public MemoryBackend {
   std::priority_queue<Done, std::vector<Done>, std::greater<Done>> done_;
   std::uint64_t seq_ = 0;
   std::uint64_t next_ticket_ = 1;
-  mutable Cycle wake_ = kNever;                  // when a queue that refused a request has room again
+  mutable Cycle wake_ = kNever;  // when a queue that refused a request has room again
+  struct Part {
+    MemRequest request;      // the bulk request, completed when its last access is
+    std::uint64_t accesses;  // not yet completed
+  };
+  std::unordered_map<std::uint64_t, Part> parts_;  // bulk requests booked access by access
+  std::uint64_t next_parent_ = 1;
   std::unordered_set<std::uint64_t> cancelled_;  // tickets of re-booked reads' first completions
   Cycle now_ = 0;
   std::size_t pending_ = 0;
@@ -388,7 +406,7 @@ class FastDram final : public MemoryBackend {
   std::uint64_t column_radix_ = 1;
   bool low_has_row_ = false;
   Cycle stream_gap_ = 2;        // column spacing inside a stream
-  Cycle gap_[2][2][2][2] = {};  // gap(): [a is a write][b is a write][same bank group][exact]
+  Cycle gap_[2][2][2][2] = {};  // [a is a write][b is a write][same bank group][scaled: stream_gap()]
   static constexpr std::uint32_t kAnyGroup = 0xfffffffeu;  // a stream slot: never "the same bank group"
   Cycle refresh_step_ = 1;                                 // tREFI, or tREFI / banks for per-bank refresh
   Cycle perbank_blackout_ = 0;                             // cycles a REFpb blocks its bank

@@ -1,0 +1,60 @@
+#!/bin/bash
+# The low-occupancy and read/write-mix survey of docs/memory-frontend.md ("Parked writes"):
+# runs `sohusim mem --preset hbm3-6400` on 62 cases with --fidelity detailed and fast and
+# prints each case's bandwidths and difference, then the count of cases outside 5 %, the
+# worst one and the sum of the absolute differences.
+#   scripts/mem_fast_vs_detailed.sh [path/to/sohusim]
+# Environment: CACHE=DIR keeps the detailed results there (keyed by the arguments) for
+# reruns against a changed fast model; ROWS=REGEX runs the matching cases only; EXTRA adds
+# arguments to every case (e.g. EXTRA="--refresh perbank"). The detailed runs take about
+# 7 minutes on one core.
+set -euo pipefail
+S=${1:-build/release/bin/sohusim}
+[[ -x "$S" ]] || { echo "mem_fast_vs_detailed.sh: no sohusim binary at '$S' (build first)" >&2; exit 2; }
+[[ -n "${CACHE:-}" ]] && mkdir -p "$CACHE"
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+bw() { "$S" mem --preset hbm3-6400 "$@" --json | python3 -c "import json,sys; print('%.2f' % json.load(sys.stdin)['bandwidth_gbps'])"; }
+run() {
+  local name=$1; shift
+  [[ -n "${ROWS:-}" && ! "$name" =~ $ROWS ]] && return 0
+  local d
+  if [[ -n "${CACHE:-}" ]]; then
+    local c="$CACHE/$(echo "$*" | md5sum | cut -c1-16)"
+    [[ -s $c ]] || bw "$@" --fidelity detailed > "$c"
+    d=$(cut -d" " -f1 "$c")
+  else
+    d=$(bw "$@" --fidelity detailed)
+  fi
+  local f
+  f=$(bw "$@" --fidelity fast)
+  python3 -c "print('%-22s detailed %7.1f  fast %7.1f  %+6.1f %%' % ('$name', $d, $f, ($f / $d - 1) * 100))" | tee -a "$results"
+}
+for o in 1 4 16; do
+  for p in stream mix:67 random strided:1056; do
+    for sz in 32 256 1KiB 4KiB; do
+      run "o$o $p $sz" --pattern $p --size $sz --initiators 8 --outstanding $o --requests 20000 ${EXTRA:-}
+    done
+  done
+done
+run "d mix:67 32" --pattern mix:67 --size 32 --requests 100000 ${EXTRA:-}
+run "d mix:50 32" --pattern mix:50 --size 32 --requests 100000 ${EXTRA:-}
+run "d mix:67 64" --pattern mix:67 --size 64 --requests 100000 ${EXTRA:-}
+run "d mix:50 64" --pattern mix:50 --size 64 --requests 100000 ${EXTRA:-}
+run "d s67 32" --pattern stream --reads 67 --size 32 --requests 100000 ${EXTRA:-}
+run "d s67 64" --pattern stream --reads 67 --size 64 --requests 100000 ${EXTRA:-}
+run "d s67 256" --pattern stream --reads 67 --size 256 --requests 100000 ${EXTRA:-}
+run "d s67 1K" --pattern stream --reads 67 --size 1KiB --requests 100000 ${EXTRA:-}
+run "d st80 32" --pattern strided:1056 --reads 80 --size 32 --requests 100000 ${EXTRA:-}
+run "d st80 64" --pattern strided:1056 --reads 80 --size 64 --requests 100000 ${EXTRA:-}
+run "o64 s67 64" --pattern stream --reads 67 --size 64 --initiators 8 --requests 20000 --outstanding 64 ${EXTRA:-}
+run "o16 s67 256" --pattern stream --reads 67 --size 256 --initiators 8 --requests 20000 --outstanding 16 ${EXTRA:-}
+run "o4 s67 1K" --pattern stream --reads 67 --size 1KiB --initiators 8 --requests 20000 --outstanding 4 ${EXTRA:-}
+run "o1 s67 4K" --pattern stream --reads 67 --size 4KiB --initiators 8 --requests 20000 --outstanding 1 ${EXTRA:-}
+python3 - "$results" <<'PY'
+import sys
+v = [float(l.split()[-2]) for l in open(sys.argv[1]) if l.strip()]
+if v:
+    print('%d cases, %d outside 5 %%, worst %+.1f %%, sum of |differences| %.0f points'
+          % (len(v), sum(abs(x) > 5 for x in v), max(v, key=abs), sum(abs(x) for x in v)))
+PY
