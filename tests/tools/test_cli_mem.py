@@ -166,5 +166,34 @@ class Outputs(unittest.TestCase):
                 self.assertIn(k, s, k)
 
 
+class Survey(unittest.TestCase):
+    """scripts/mem_fast_vs_detailed.sh, the fast-against-detailed survey of
+    docs/memory-frontend.md, on two of its cases (the whole survey takes minutes): the
+    per-case lines and the summary line, and a clear error without a binary."""
+
+    SCRIPT = os.path.join(SRC, "scripts", "mem_fast_vs_detailed.sh")
+
+    def test_two_cases_and_the_summary(self):
+        env = dict(os.environ, ROWS="^o1 (stream|mix:67) 32$")
+        p = subprocess.run(["bash", self.SCRIPT, BIN], capture_output=True, text=True, env=env,
+                           stdin=subprocess.DEVNULL, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.strip().splitlines()
+        self.assertEqual(len(lines), 3, p.stdout)
+        self.assertTrue(lines[0].startswith("o1 stream 32 "), lines[0])
+        self.assertTrue(lines[1].startswith("o1 mix:67 32 "), lines[1])
+        for line in lines[:2]:
+            detailed, fast = float(line.split()[4]), float(line.split()[6])
+            self.assertGreater(detailed, 0)
+            self.assertLess(abs(fast / detailed - 1), 0.05, line)  # both within 5 % in the docs
+        self.assertRegex(lines[2], r"^2 cases, 0 outside 5 %, worst [-+][0-9.]+ %, sum of \|differences\| [0-9]+ points$")
+
+    def test_missing_binary_is_a_clear_error(self):
+        p = subprocess.run(["bash", self.SCRIPT, "/nonexistent/sohusim"], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no sohusim binary at '/nonexistent/sohusim'", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
