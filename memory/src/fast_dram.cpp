@@ -107,7 +107,7 @@ struct Journalled {
   Cycle act;  // kNever: no activation
   Cycle col;
   std::uint64_t ticket;
-  std::uint8_t outcome = 0;  // a write's FastDram::RowOutcome, still to count
+  std::uint8_t outcome = 0;  // its FastDram::RowOutcome still to count (a write's; reads count theirs at completion)
   std::uint64_t parent = 0;  // the bulk request it is part of (0: none)
 };
 
@@ -678,40 +678,41 @@ Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, C
   return b.done;
 }
 
-void FastDram::book_read(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
-                         std::uint64_t parent) {
+FastDram::Booking FastDram::book_journalled(std::uint32_t index, const MemRequest& request, const DecodedAddress& d,
+                                            bool write, Cycle arrival, std::uint64_t parent) {
   Pc& pc = *pcs_[index];
-  // Reads whose column command has issued can no longer be taken back: they leave the
-  // journal from its front (booking order is close to column order).
-  while (!pc.journal.empty() && pc.journal.front().col <= now_) pc.journal.pop_front();
-  pc.wjournal.clear();  // booked after them: the writes can no longer be taken back
+  auto& own = write ? pc.wjournal : pc.journal;
+  // Bookings whose column command has issued can no longer be taken back: they leave the
+  // journal from its front (booking order is close to column order). The other
+  // direction's can no longer be either, this one being booked after them.
+  while (!own.empty() && own.front().col <= now_) own.pop_front();
+  (write ? pc.journal : pc.wjournal).clear();
   const std::uint32_t bank = (d.sid * spec_.org.bank_groups + d.bank_group) * spec_.org.banks_per_group + d.bank;
   Journalled j{request, d, pc.banks[bank], {}, bank, kNever, 0, next_ticket_++};
   j.parent = parent;
-  const Booking b = book_access(index, d, false, arrival, request.arrival);
+  const Booking b = book_access(index, d, write, arrival, request.arrival);
   j.after = pc.banks[bank];
   j.act = b.act;
   j.col = b.col;
-  pc.journal.push_back(j);
+  j.outcome = static_cast<std::uint8_t>(b.outcome);
+  own.push_back(j);
+  return b;
+}
+
+void FastDram::book_read(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
+                         std::uint64_t parent) {
+  Pc& pc = *pcs_[index];
+  const Booking b = book_journalled(index, request, d, false, arrival, parent);
   pc.last_read_col = std::max(pc.last_read_col, b.col);
-  done_.push(Done{b.done, seq_++, request, index, false, b.outcome, j.ticket, parent});
+  done_.push(Done{b.done, seq_++, request, index, false, b.outcome, pc.journal.back().ticket, parent});
 }
 
 void FastDram::book_write(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
                           bool counted, std::uint64_t parent) {
-  Pc& pc = *pcs_[index];
-  while (!pc.wjournal.empty() && pc.wjournal.front().col <= now_) pc.wjournal.pop_front();
-  pc.journal.clear();  // booked after them: the reads can no longer be taken back
-  const std::uint32_t bank = (d.sid * spec_.org.bank_groups + d.bank_group) * spec_.org.banks_per_group + d.bank;
-  Journalled j{request, d, pc.banks[bank], {}, bank, kNever, 0, next_ticket_++};
-  j.parent = parent;
-  const Booking b = book_access(index, d, true, arrival, request.arrival);
-  j.after = pc.banks[bank];
-  j.act = b.act;
-  j.col = b.col;
+  const Booking b = book_journalled(index, request, d, true, arrival, parent);
+  Journalled& j = pcs_[index]->wjournal.back();
   const RowOutcome outcome = counted ? RowOutcome::Counted : b.outcome;
   j.outcome = static_cast<std::uint8_t>(outcome);
-  pc.wjournal.push_back(j);
   done_.push(Done{b.done, seq_++, request, index, false, outcome, j.ticket, parent});
 }
 

@@ -276,6 +276,11 @@ class FastDram final : public MemoryBackend {
   Booking book_access(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued);
   // book_access, and counts the access's statistics; returns its completion cycle.
   Cycle book(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued);
+  // Books one access so that it can be taken back (Pc::journal for a read, Pc::wjournal for
+  // a write, newest first, each restoring its bank): drops the journal's issued entries,
+  // clears the other direction's (booked before this one), appends this booking.
+  Booking book_journalled(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, bool write,
+                          Cycle arrival, std::uint64_t parent);
   // Books a read from `enqueue` so that a drain can take it back (Pc::journal) and queues
   // its completion; row statistics are counted when it completes.
   void book_read(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
