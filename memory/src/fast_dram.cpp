@@ -94,6 +94,14 @@ struct Buffered {
   std::uint64_t parent = 0;  // the bulk request it is part of (0: none)
 };
 
+// An access not booked yet: at the door of a full queue (Pc::waiting), or a read write
+// mode holds (Pc::held).
+struct Waiting {
+  MemRequest request;
+  DecodedAddress where;
+  std::uint64_t parent;
+};
+
 // A read booked since the pseudo-channel's last booking of anything else: with its bank as
 // it was before, a drain can take the booking back (LIFO) and make it again later. The
 // same for a write booked since the last booking of anything else, which a read's arrival
@@ -153,13 +161,21 @@ struct FastDram::Pc {
     auto& cancelled = write ? write_cancelled : read_cancelled;
     while (!q.empty() && q.top() <= now) q.pop();
     while (!cancelled.empty() && cancelled.top() <= now) cancelled.pop();
-    return q.size() - cancelled.size() + (write ? buffered.size() : 0);
+    return q.size() - cancelled.size() + (write ? buffered.size() : held.size());
   }
   TimeQueue<Journalled> journal;   // reads, in booking order
   TimeQueue<Journalled> wjournal;  // writes, in booking order
   std::vector<Journalled> rebook;  // a drain's scratch
   Cycle drain_check = kNever;      // when a drain check is scheduled
-  Cycle write_mode_end = 0;        // the last column of the writes a drain to write_low booked
+  Cycle admit_check = kNever;      // when an admit check is scheduled
+  // Write mode: the reads a drain took back, and those arriving after them, in arrival
+  // order; booked once its writes are done (ResumeReads at resume_at).
+  std::vector<Waiting> held;
+  Cycle resume_at = kNever;
+  // Accesses of bulk requests booked access by access that found their queue full (or
+  // others waiting), [write], in arrival order: the front end holds them.
+  std::deque<Waiting> waiting[2];
+  Cycle write_mode_end = 0;  // the last column of the writes a drain to write_low booked
 };
 
 namespace {
@@ -306,7 +322,11 @@ void FastDram::check(std::uint64_t addr, std::uint64_t bytes) const {
 bool FastDram::can_accept(std::uint64_t addr, bool write) const {
   if (addr >= capacity_bytes()) return true;  // enqueue() reports it
   const Pc& pc = *pcs_[pc_index(mapping_.decode(addr))];
-  if (pc.queued(write, now_) < (write ? params_.controller.write_queue : params_.controller.read_queue)) return true;
+  if (pc.waiting[write].empty() &&
+      pc.queued(write, now_) < (write ? params_.controller.write_queue : params_.controller.read_queue)) {
+    return true;
+  }
+  if (!pc.waiting[write].empty()) return false;  // its admit check wakes the owner (next_event)
   // Refused: an entry frees when the earliest booked column command of that queue issues,
   // which is no completion; next_event() wakes the owner then, as the detailed model's
   // command events do. (A queue full of buffered writes frees at its drain check.)
@@ -704,7 +724,7 @@ void FastDram::book_read(std::uint32_t index, const MemRequest& request, const D
   Pc& pc = *pcs_[index];
   const Booking b = book_journalled(index, request, d, false, arrival, parent);
   pc.last_read_col = std::max(pc.last_read_col, b.col);
-  done_.push(Done{b.done, seq_++, request, index, false, b.outcome, pc.journal.back().ticket, parent});
+  done_.push(Done{b.done, seq_++, request, index, Event::Completion, b.outcome, pc.journal.back().ticket, parent});
 }
 
 void FastDram::book_write(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
@@ -713,7 +733,7 @@ void FastDram::book_write(std::uint32_t index, const MemRequest& request, const 
   Journalled& j = pcs_[index]->wjournal.back();
   const RowOutcome outcome = counted ? RowOutcome::Counted : b.outcome;
   j.outcome = static_cast<std::uint8_t>(outcome);
-  done_.push(Done{b.done, seq_++, request, index, false, outcome, j.ticket, parent});
+  done_.push(Done{b.done, seq_++, request, index, Event::Completion, outcome, j.ticket, parent});
 }
 
 bool FastDram::take_back_writes(std::uint32_t index) {
@@ -761,7 +781,7 @@ bool FastDram::take_back_writes(std::uint32_t index) {
 }
 
 void FastDram::push_done(Cycle at, const MemRequest& r, std::uint32_t pc, std::uint64_t parent) {
-  done_.push(Done{at, seq_++, r, pc, false, RowOutcome::Counted, 0, parent});
+  done_.push(Done{at, seq_++, r, pc, Event::Completion, RowOutcome::Counted, 0, parent});
 }
 
 void FastDram::enqueue(MemRequest request) {
@@ -789,15 +809,15 @@ void FastDram::enqueue_access(std::uint32_t index, const MemRequest& request, co
     pc.stats.busy_cycles.inc(spec_.timing.burst_cycles);
     pc.stats.wr.inc();
     pc.stats.bytes_written.inc(spec_.org.access_bytes());
-    if (pc.last_read_col > now_) {
+    if (pc.last_read_col > now_ || !pc.held.empty()) {
       // Reads wait for their column commands: the controller keeps writes queued until
       // the high watermark, or until no read waits any more.
       pc.buffered.push_back(Buffered{request, d, false, parent});
       if (pc.buffered.size() >= cp.write_high || (pc.write_mode_end > now_ && pc.buffered.size() > cp.write_low)) {
         pc.write_mode_end = drain(index, cp.write_low, now_);
-      } else if (pc.drain_check == kNever) {
+      } else if (pc.drain_check == kNever && pc.held.empty()) {  // (held reads: resume_reads looks)
         pc.drain_check = pc.last_read_col;
-        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, true, RowOutcome::Counted, 0});
+        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, Event::DrainCheck, RowOutcome::Counted, 0});
       }
     } else {
       book_write(index, request, d, now_, false, parent);
@@ -806,10 +826,12 @@ void FastDram::enqueue_access(std::uint32_t index, const MemRequest& request, co
   }
   pc.stats.read_queue.sample(static_cast<double>(pc.queued(false, now_)));
   ++pc.reads;
-  if (take_back_writes(index) && pc.drain_check == kNever) {
+  // (With reads held the controller is in write mode with reads waiting already: this one
+  // changes nothing until the queue is down to write_low.)
+  if (pc.held.empty() && take_back_writes(index) && pc.drain_check == kNever) {
     // They go at the next read-free moment (looked for once this read is booked).
     pc.drain_check = std::max(now_, pc.last_read_col);
-    done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, true, RowOutcome::Counted, 0});
+    done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, Event::DrainCheck, RowOutcome::Counted, 0});
   }
   for (const Buffered& w : pc.buffered) {
     if (w.request.addr == request.addr) {
@@ -821,7 +843,78 @@ void FastDram::enqueue_access(std::uint32_t index, const MemRequest& request, co
   pc.stats.busy_cycles.inc(spec_.timing.burst_cycles);
   pc.stats.rd.inc();
   pc.stats.bytes_read.inc(spec_.org.access_bytes());
+  if (!pc.held.empty()) {
+    pc.held.push_back(Waiting{request, d, parent});  // behind the reads write mode holds
+    return;
+  }
   book_read(index, request, d, now_, parent);
+}
+
+void FastDram::schedule_resume(std::uint32_t index, Cycle at) {
+  Pc& pc = *pcs_[index];
+  at = std::max(at, now_);
+  if (pc.resume_at == at) return;
+  pc.resume_at = at;  // an earlier one still queued finds itself stale
+  done_.push(Done{at, seq_++, MemRequest{}, index, Event::ResumeReads, RowOutcome::Counted, 0});
+}
+
+void FastDram::resume_reads(std::uint32_t index) {
+  Pc& pc = *pcs_[index];
+  std::vector<Waiting> held;
+  held.swap(pc.held);
+  for (const Waiting& r : held) book_read(index, r.request, r.where, now_, r.parent);
+  if (!pc.buffered.empty() && pc.drain_check == kNever) {
+    pc.drain_check = std::max(now_, pc.last_read_col);
+    done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, Event::DrainCheck, RowOutcome::Counted, 0});
+  }
+}
+
+void FastDram::admit(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, std::uint64_t parent) {
+  Pc& pc = *pcs_[index];
+  const ControllerParams& cp = params_.controller;
+  auto& waiting = pc.waiting[request.write];
+  if (waiting.empty() && pc.queued(request.write, now_) < (request.write ? cp.write_queue : cp.read_queue)) {
+    enqueue_access(index, request, d, parent);
+    return;
+  }
+  waiting.push_back(Waiting{request, d, parent});
+  schedule_admit(index);
+}
+
+void FastDram::admit_waiting(std::uint32_t index) {
+  Pc& pc = *pcs_[index];
+  if (pc.admit_check <= now_) pc.admit_check = kNever;
+  const ControllerParams& cp = params_.controller;
+  for (const bool write : {false, true}) {
+    auto& waiting = pc.waiting[write];
+    while (!waiting.empty() && pc.queued(write, now_) < (write ? cp.write_queue : cp.read_queue)) {
+      Waiting w = waiting.front();
+      waiting.pop_front();
+      w.request.arrival = now_;  // it enters the controller now
+      enqueue_access(index, w.request, w.where, w.parent);
+    }
+  }
+  if (!pc.waiting[0].empty() || !pc.waiting[1].empty()) schedule_admit(index);
+}
+
+void FastDram::schedule_admit(std::uint32_t index) {
+  Pc& pc = *pcs_[index];
+  // An entry frees when a booked column command issues (queued() drops those that have);
+  // a write queue full of buffered writes, at their drain.
+  Cycle at = kNever;
+  for (const bool write : {false, true}) {
+    if (pc.waiting[write].empty()) continue;
+    pc.queued(write, now_);
+    const auto& cols = write ? pc.write_cols : pc.read_cols;
+    if (!cols.empty()) at = std::min(at, cols.top());
+    if (write && pc.drain_check != kNever) at = std::min(at, pc.drain_check);
+    if (!write && !pc.held.empty()) at = std::min(at, pc.resume_at);
+  }
+  if (at == kNever) at = now_ + 1;  // not expected: look again next cycle rather than never
+  at = std::max(at, now_ + 1);
+  if (pc.admit_check > now_ && pc.admit_check <= at) return;  // an earlier one will look
+  pc.admit_check = at;
+  done_.push(Done{at, seq_++, MemRequest{}, index, Event::AdmitCheck, RowOutcome::Counted, 0});
 }
 
 Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
@@ -829,12 +922,14 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   if (pc.buffered.size() <= keep) return at;
   // The controller's write mode: from `at` it issues writes only, and the reads still
   // waiting for their column commands go after them. Their bookings are taken back, newest
-  // first (each restores its bank as it found it), and made again once the writes are in.
+  // first (each restores its bank as it found it), and held with the reads arriving
+  // meanwhile until the writes are done (resume_reads): writes joining the batch before
+  // then (enqueue_access) do not move them again.
   auto& journal = pc.journal;
   auto first = journal.begin();
   while (first != journal.end() && first->col <= at) ++first;
   auto& redo = pc.rebook;
-  redo.clear();
+  redo.clear();  // newest first
   for (auto it = journal.end(); it != first;) {
     --it;
     const Journalled& j = *it;
@@ -866,8 +961,14 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
   if (!redo.empty()) {
     pc.last_read_col = at;
-    for (auto it = redo.rbegin(); it != redo.rend(); ++it) book_read(index, it->request, it->where, at, it->parent);
+    // Reads held already came after these (none was booked meanwhile).
+    std::vector<Waiting> back;
+    back.reserve(redo.size() + pc.held.size());
+    for (auto it = redo.rbegin(); it != redo.rend(); ++it) back.push_back(Waiting{it->request, it->where, it->parent});
+    back.insert(back.end(), pc.held.begin(), pc.held.end());
+    pc.held.swap(back);
   }
+  if (!pc.held.empty()) schedule_resume(index, last_col);
   return last_col;
 }
 
@@ -881,29 +982,45 @@ void FastDram::advance_to(Cycle cycle) {
     const Done d = done_.top();
     done_.pop();
     now_ = std::max(now_, d.at);
-    if (d.drain_check && d.pc == kNoPc) {
+    if (d.kind == Event::ResumeReads) {
+      Pc& pc = *pcs_[d.pc];
+      if (pc.resume_at != d.at) continue;  // superseded
+      pc.resume_at = kNever;
+      if (pc.held.empty()) continue;
+      if (pc.write_mode_end > now_) {
+        schedule_resume(d.pc, pc.write_mode_end);  // writes joined the batch meanwhile
+      } else {
+        resume_reads(d.pc);
+      }
+      continue;
+    }
+    if (d.kind == Event::AdmitCheck) {
+      admit_waiting(d.pc);
+      continue;
+    }
+    if (d.kind == Event::DrainCheck && d.pc == kNoPc) {
       if (d.at == bulk_check_) bulk_check_ = kNever;
       check_bulk_writes();
       continue;
     }
-    if (d.drain_check) {
+    if (d.kind == Event::DrainCheck) {
       Pc& pc = *pcs_[d.pc];
       pc.drain_check = kNever;
-      if (pc.buffered.empty()) continue;
+      if (pc.buffered.empty() || !pc.held.empty()) continue;  // (held reads: resume_reads looks again)
       const std::size_t low = params_.controller.write_low;
       if (pc.last_read_col <= now_ && pc.buffered.size() > low) {
         // No read waits: write mode, which ends at write_low if a read has come meanwhile
         // (looked at once these writes have issued) and otherwise empties the queue.
         pc.drain_check = drain(d.pc, low, now_);
         pc.write_mode_end = pc.drain_check;
-        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, true, RowOutcome::Counted, 0});
+        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, Event::DrainCheck, RowOutcome::Counted, 0});
       } else if (pc.last_read_col <= now_) {
         // No more than write_low wait (or no read came while the others went): they all
         // go, parked writes; a read arriving before their columns takes them back.
         drain(d.pc, 0, now_);
       } else {
         pc.drain_check = pc.last_read_col;
-        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, true, RowOutcome::Counted, 0});
+        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, Event::DrainCheck, RowOutcome::Counted, 0});
       }
       continue;
     }
@@ -1138,7 +1255,7 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
     ++pending_;
     for (std::uint64_t i = addr / a; i < (addr + bytes) / a; ++i) {
       const DecodedAddress d = mapping_.decode(i * a);
-      enqueue_access(pc_index(d), MemRequest{i * a, write, id, now_}, d, parent);
+      admit(pc_index(d), MemRequest{i * a, write, id, now_}, d, parent);
     }
     return;
   }
@@ -1176,7 +1293,7 @@ void FastDram::release_bulk_write(const BulkWrite& w) {
 void FastDram::schedule_bulk_check(Cycle at) {
   if (bulk_check_ > now_ && bulk_check_ <= at) return;  // an earlier one will look
   bulk_check_ = at;
-  done_.push(Done{at, seq_++, MemRequest{}, kNoPc, true, RowOutcome::Counted, 0});
+  done_.push(Done{at, seq_++, MemRequest{}, kNoPc, Event::DrainCheck, RowOutcome::Counted, 0});
 }
 
 void FastDram::check_bulk_writes() {

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "hbm_test_support.hpp"
+#include "sohusim/counters/distribution.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/memory/dram_system.hpp"
 #include "sohusim/memory/fast_dram.hpp"
@@ -566,6 +568,83 @@ TEST(FastDram, AWriteTakenBackForwardsToTheReadAndStillGoes) {
   EXPECT_EQ(f.stat("reads_from_write_queue"), 1u);
   EXPECT_EQ(f.stat("wr"), 1u);
   EXPECT_EQ(f.stat("act"), 1u);
+}
+
+// In write mode the controller serves its write queue only: the reads a drain takes back
+// open no row before the mode ends, and writes joining the batch meanwhile go before them
+// too. As in DrainBooksTheWaitingReadsAfterTheWrites, 48 reads wait on pseudo-channel 0
+// (rows 1-3 of its 16 banks) when 48 writes (rows 4-6) arrive at cycle 0: the 32 oldest
+// drain, every read is taken back. One more write arriving at cycle 1, in write mode,
+// joins the batch. No read's column command comes earlier than tRCDRD after the last
+// drained write's (each read's bank is on a write's row or still precharging).
+// (Before: the reads went back at once, free to activate between the writes.)
+TEST(FastDram, ReadsHeldInWriteModeActivateAfterItsLastWrite) {
+  Fixture f;
+  const ControllerParams& cp = f.mem->params().controller;
+  const DramTimings& t = f.mem->spec().timing;
+  const std::uint32_t reads = 48, writes = 48;
+  for (std::uint32_t i = 0; i < reads; ++i) f.mem->enqueue(MemRequest{f.pc0(i), false, i, 0});
+  for (std::uint32_t i = 0; i < writes; ++i) f.mem->enqueue(MemRequest{f.pc0(reads + i), true, reads + i, 0});
+  f.mem->advance_to(1);
+  f.mem->enqueue(MemRequest{f.pc0(reads + writes), true, reads + writes, 0});
+  f.run_to_completion();
+  ASSERT_EQ(f.completions, std::uint64_t{reads + writes + 1});
+  const std::uint32_t drained = cp.write_high - cp.write_low;
+  Cycle last_write_col = 0;
+  for (std::uint32_t i = 0; i <= drained; ++i) {  // the 32 drained and the one that joined
+    last_write_col = std::max(last_write_col, f.done[reads + i] - t.CWL - t.burst_cycles - cp.latency);
+  }
+  Cycle first_read_col = kNever;
+  for (std::uint32_t i = 0; i < reads; ++i) {
+    first_read_col = std::min(first_read_col, f.done[i] - t.CL - t.burst_cycles - cp.latency);
+  }
+  EXPECT_GE(first_read_col, last_write_col + t.RCDRD);
+  EXPECT_EQ(f.stat("rd"), reads);
+
+  // The detailed controller, given the same requests, shows the same order.
+  counters::Registry reg;
+  const auto detailed = DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", {"hbm.controller.refresh=off"}),
+                                                counters::Scope(reg, "d"));
+  std::map<std::uint64_t, Cycle> done;
+  detailed->set_completion([&](const MemRequest& r, Cycle at) { done[r.id] = at; });
+  for (std::uint32_t i = 0; i < reads + writes; ++i) detailed->enqueue(MemRequest{f.pc0(i), i >= reads, i, 0});
+  detailed->advance_to(1);
+  detailed->enqueue(MemRequest{f.pc0(reads + writes), true, reads + writes, 0});
+  while (detailed->next_event() != kNever) detailed->advance_to(detailed->next_event());
+  ASSERT_EQ(done.size(), std::size_t{reads + writes + 1});
+  Cycle d_last_write_col = 0, d_first_read_col = kNever;
+  for (std::uint32_t i = 0; i <= drained; ++i) {
+    d_last_write_col = std::max(d_last_write_col, done[reads + i] - t.CWL - t.burst_cycles - cp.latency);
+  }
+  for (std::uint32_t i = 0; i < reads; ++i) {
+    d_first_read_col = std::min(d_first_read_col, done[i] - t.CL - t.burst_cycles - cp.latency);
+  }
+  EXPECT_GE(d_first_read_col, d_last_write_col + t.RCDRD);
+  std::printf("first read column after the last drained write's: fast %llu cycles, detailed %llu\n",
+              static_cast<unsigned long long>(first_read_col - last_write_col),
+              static_cast<unsigned long long>(d_first_read_col - d_last_write_col));
+  EXPECT_EQ(f.stat("row_hits") + f.stat("row_misses") + f.stat("row_conflicts"), std::uint64_t{reads + writes + 1});
+}
+
+// Accesses of bulk requests booked access by access enter the controller's queues as the
+// detailed model's target hands them over: a full queue leaves them waiting at its door,
+// in order, and takes each as an entry frees (when a column command issues). 40 bulk reads
+// of 64 B, two accesses each in pseudo-channel 0, with an 8-entry read queue: no read
+// finds more than 7 ahead of it, the owner's own single read is refused while they
+// wait, and every request completes once. (Before: all 80 went in at once.)
+TEST(FastDram, AccessesOfBulkRequestsWaitAtAFullQueuesDoor) {
+  Fixture f({"hbm.controller.refresh=off", "hbm.controller.read_queue=8"});
+  const std::uint32_t requests = 40;
+  for (std::uint32_t k = 0; k < requests; ++k) f.mem->enqueue_bulk(f.pc0(k), 64, false, k);
+  EXPECT_FALSE(f.mem->can_accept(f.pc0(100), false));
+  EXPECT_TRUE(f.mem->can_accept(f.pc0(100), true));
+  f.run_to_completion();
+  EXPECT_EQ(f.completions, std::uint64_t{requests});
+  EXPECT_EQ(f.stat("rd"), std::uint64_t{2 * requests});
+  const auto& rq = dynamic_cast<const counters::Distribution&>(f.reg.get("f.s0.ch0.pc0.read_queue"));
+  EXPECT_EQ(rq.count(), std::uint64_t{2 * requests});
+  EXPECT_LE(rq.max(), 7.0);
+  EXPECT_TRUE(f.mem->can_accept(f.pc0(100), false));
 }
 
 }  // namespace

@@ -42,18 +42,20 @@
 //     booked as a batch down to write_low; with no read pending they are booked at once.
 //     A drain is the controller's write mode: the reads booked to issue after it are
 //     taken back (a journal of the pseudo-channel's read bookings since its last other
-//     booking; each restores the bank state it found) and booked again once the writes
-//     are, from the drain's cycle. A read's row statistics are therefore counted when it
-//     completes. A read to a buffered write's address is served from it
-//     (write_forward_latency). Write mode lasts while more than write_low writes are left:
-//     a write arriving during a drain to write_low joins it. A read ends write mode: the
-//     writes booked while no read waited (a journal of their own) that have not issued
-//     their column commands, past the oldest (left - write_low), are taken back and wait
-//     for the next read-free moment. Single accesses' read/write turnarounds are the
-//     timings' (turnaround_scale applies to bulk streams only).
+//     booking; each restores the bank state it found) and held, with the reads arriving
+//     meanwhile, until the last write's column command: in write mode the controller
+//     serves its write queue only, and writes joining the batch do not move the held
+//     reads again. A read's row statistics are therefore counted when it completes. A read to a buffered write's
+//     address is served from it (write_forward_latency). Write mode lasts while more than write_low writes are left: a
+//     write arriving during a drain to write_low joins it. A read ends write mode: the writes booked while no read
+//     waited (a journal of their own) that have not issued their column commands, past the oldest (left - write_low),
+//     are taken back and wait for the next read-free moment. Single accesses' read/write turnarounds are the timings'
+//     (turnaround_scale applies to bulk streams only).
 //   - back-pressure: a queue entry is held until the access's column command, as in
 //     DramController; a refused can_accept makes next_event() wake the owner when the
-//     earliest entry of that queue frees.
+//     earliest entry of that queue frees. The accesses of a bulk request booked access
+//     by access that find their queue full wait at its door, in order, as HbmMemory's
+//     staging holds them for the detailed model, and go in as entries free.
 //   - completion: the last data beat plus hbm.controller.latency, as in DramController.
 // Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
 // activation, `stream_act_cost` cycles, the activations spaced at stream_act_scale x
@@ -200,12 +202,17 @@ class FastDram final : public MemoryBackend {
   // How a booked access found its bank; a read's row statistics are counted when it
   // completes, because a drain may re-book it with another outcome.
   enum class RowOutcome : std::uint8_t { Counted, Hit, Miss, Conflict };
+  // What a Done stands for: a completion; a look at whether pc's buffered writes may go
+  // (kNoPc: the gathered bulk writes); a look at whether pc's queues have room for the
+  // accesses waiting at its door (Pc::waiting); the end of pc's write mode, which books
+  // the reads it held (Pc::held).
+  enum class Event : std::uint8_t { Completion, DrainCheck, AdmitCheck, ResumeReads };
   struct Done {
     Cycle at;
     std::uint64_t seq;
     MemRequest request;
     std::uint32_t pc;          // whose pending counts it releases; kNoPc for a bulk request
-    bool drain_check;          // not a completion: see whether pc's buffered writes may go
+    Event kind;                // a completion, or a check due then
     RowOutcome outcome;        // row statistics still to count at completion
     std::uint64_t ticket;      // a re-bookable read's booking (0: none); cancelled ones are skipped
     std::uint64_t parent = 0;  // the bulk request booked access by access it is part of (parts_)
@@ -313,6 +320,18 @@ class FastDram final : public MemoryBackend {
   // buffered while reads wait (or booked, parked), a read taking back parked writes,
   // forwarded from a buffered write, or booked. `parent`: the bulk request it is part of.
   void enqueue_access(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, std::uint64_t parent);
+  // An access of a bulk request booked access by access: into its queue if that has room
+  // and nothing waits before it, otherwise it waits at the door (Pc::waiting) as the
+  // detailed model's front end stages it, and goes in when an entry frees (admit_waiting).
+  void admit(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, std::uint64_t parent);
+  // The waiting accesses of pseudo-channel `pc` that its queues now have room for, in order.
+  void admit_waiting(std::uint32_t pc);
+  // An AdmitCheck for `pc` when its queue next frees an entry, unless one is due no later.
+  void schedule_admit(std::uint32_t pc);
+  // The ResumeReads of `pc` at `at` (once its write mode's last column has issued).
+  void schedule_resume(std::uint32_t pc, Cycle at);
+  // Write mode is over: books the reads it held, in order, and looks at the writes left.
+  void resume_reads(std::uint32_t pc);
   // Whether a bulk request goes access by access (enqueue_access): less than one group of
   // every pseudo-channel, or few_in_flight_bytes or less while few are in flight.
   bool by_access(std::uint64_t addr, std::uint64_t bytes) const;
