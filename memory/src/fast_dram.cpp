@@ -677,27 +677,6 @@ void FastDram::count_row(std::uint32_t index, RowOutcome outcome) {
   }
 }
 
-Cycle FastDram::book(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued) {
-  pcs_[index]->journal.clear();  // not journalled: earlier bookings can no longer be taken back
-  pcs_[index]->wjournal.clear();
-  // Pops the column cycles that have passed (book_access adds one): a pseudo-channel that
-  // only bulk requests reach is never asked queued() by can_accept, and its heap would
-  // otherwise grow by every access booked (25 MB per 100000 1 KiB requests).
-  pcs_[index]->queued(write, now_);
-  const Booking b = book_access(index, d, write, arrival, queued);
-  PcStats& s = pcs_[index]->stats;
-  count_row(index, b.outcome);
-  s.busy_cycles.inc(spec_.timing.burst_cycles);
-  if (write) {
-    s.wr.inc();
-    s.bytes_written.inc(spec_.org.access_bytes());
-  } else {
-    s.rd.inc();
-    s.bytes_read.inc(spec_.org.access_bytes());
-  }
-  return b.done;
-}
-
 FastDram::Booking FastDram::book_journalled(std::uint32_t index, const MemRequest& request, const DecodedAddress& d,
                                             bool write, Cycle arrival, std::uint64_t parent) {
   Pc& pc = *pcs_[index];

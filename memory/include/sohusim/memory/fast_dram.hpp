@@ -281,8 +281,6 @@ class FastDram final : public MemoryBackend {
   // controller's queue (earlier for a buffered write or a re-booked read), which decides
   // whether the adaptive page policy kept its row open for it.
   Booking book_access(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued);
-  // book_access, and counts the access's statistics; returns its completion cycle.
-  Cycle book(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued);
   // Books one access so that it can be taken back (Pc::journal for a read, Pc::wjournal for
   // a write, newest first, each restoring its bank): drops the journal's issued entries,
   // clears the other direction's (booked before this one), appends this booking.
