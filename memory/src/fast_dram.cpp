@@ -1211,6 +1211,30 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
   return col + length + (write ? t.CWL : t.CL) + t.burst_cycles + cp.latency;
 }
 
+Cycle FastDram::perbank_refresh_hold(bool write) const {
+  // A REFpb holds its bank's accesses until its window ends, the others go past (FR-FCFS):
+  // the request whose visit to that bank meets the window completes late, the
+  // pseudo-channel's stream does not stop (with few requests in flight, nothing is left
+  // to go past, which the owner shows by waiting for this one).
+  const DramTimings& t = spec_.timing;
+  const Cycle banks = spec_.org.banks_per_pc();
+  Cycle done = 0;
+  for (const Visit& v : visits_) {
+    const Cycle from = bulk_col_ + v.first, to = bulk_col_ + v.last;
+    Cycle held = refresh_window_end(v.bank, from);
+    if (held == from) {
+      const Cycle k = from / refresh_step_;  // the next REFpb of this bank after `from`
+      const Cycle next = (k + 1 + (v.bank + banks - k % banks) % banks) * refresh_step_;
+      if (next > to) continue;
+      held = next + perbank_blackout_;
+    }
+    // The bank reopens its row, then the visit's columns go.
+    done = std::max(done, held + (write ? t.RCDWR + t.CWL : t.RCDRD + t.CL) + (to - from) + t.burst_cycles +
+                              params_.controller.latency);
+  }
+  return done;
+}
+
 bool FastDram::by_access(std::uint64_t addr, std::uint64_t bytes) const {
   if (group_pcs_ == 0) return true;
   const std::uint64_t a = access_bytes();
@@ -1372,6 +1396,7 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
       done = std::max(done, at);
     }
   }
+  if (params_.controller.refresh == RefreshMode::PerBank) done = std::max(done, perbank_refresh_hold(write));
   for (const Visit& v : visits_) {
     BankStream& b = stream_banks_[v.bank];
     b.first_col = bulk_col_ + v.first;

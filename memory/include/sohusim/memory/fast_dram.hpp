@@ -58,16 +58,18 @@
 //     staging holds them for the detailed model, and go in as entries free.
 //   - completion: the last data beat plus hbm.controller.latency, as in DramController.
 // Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
-// activation, `stream_act_cost` cycles, the activations spaced at stream_act_scale x
-// tFAW / 4 (writes' by stream_write_act_scale more); refresh windows it crosses extend it,
-// and stop its activations (activations_end). Activations are counted from the mapping's
-// structure (distinct bank/row pairs the range visits), without visiting the accesses.
-// These rules describe a pseudo-channel whose queue is full. A bulk request of at most
-// `few_in_flight_bytes`, among few enough requests in flight that all of them at its
-// accesses per pseudo-channel fit one read queue, goes through the controllers' queues
-// access by access instead, as single accesses do (and so does any request smaller than
-// one whole group of the mapping's pseudo-channel interleave), completing with its last
-// access: there the banks' own state and the write buffer decide.
+// activation, `stream_act_cost` cycles, the activations spaced at stream_act_scale x tFAW
+// / 4 (writes' by stream_write_act_scale more); refresh windows it crosses extend it, and
+// stop its activations (activations_end); a REFpb window that meets its visit to a bank
+// holds the request (its completion), not the stream (perbank_refresh_hold). Activations
+// are counted from the mapping's structure (distinct bank/row pairs the range visits),
+// without visiting the accesses. These rules describe a pseudo-channel whose queue is
+// full. A bulk request of at most `few_in_flight_bytes`, among few enough requests in
+// flight that all of them at its accesses per pseudo-channel fit one read queue, goes
+// through the controllers' queues access by access instead, as single accesses do (and so
+// does any request smaller than one whole group of the mapping's pseudo-channel
+// interleave), completing with its last access: there the banks' own state and the write
+// buffer decide.
 //   - Bank conflicts between bulk requests: the model remembers, per bank of a
 //     pseudo-channel, the row the last bulk request streamed there and when its first and
 //     last columns were (the latest over the pseudo-channels: bulk requests give each the
@@ -147,7 +149,8 @@ struct FastDramCalibration {
   // requests through on 8 stacks, took the 70B request of docs/sohu-study.md with
   // `--gen 2` from 5.8 to 10.7 s of wall time; docs/memory-frontend.md).
   std::uint64_t few_in_flight_bytes = 8192;
-  // Bus cycles a streaming (bulk) range loses per per-bank refresh window it crosses.
+  // Bus cycles a streaming (bulk) range loses per per-bank refresh window it crosses
+  // (besides the requests a window holds, perbank_refresh_hold).
   double perbank_stream_cost = 0.0;
   // Share of tRP + tRFCpb for which a per-bank refresh blocks its bank's activations in
   // this model: below 1 because the detailed controller refreshes a bank while the
@@ -333,6 +336,9 @@ class FastDram final : public MemoryBackend {
   // Whether a bulk request goes access by access (enqueue_access): less than one group of
   // every pseudo-channel, or few_in_flight_bytes or less while few are in flight.
   bool by_access(std::uint64_t addr, std::uint64_t bytes) const;
+  // Per-bank refresh: the completion of the bulk request being booked (visits_, from
+  // bulk_col_) if a REFpb window of a bank it visits holds its accesses there; 0 if none.
+  Cycle perbank_refresh_hold(bool write) const;
   // A bulk request's bookings in every pseudo-channel, and its completion; `queued`: when
   // it entered the controller (see book_access).
   void book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id, Cycle queued);
