@@ -319,14 +319,15 @@ void FastDram::check(std::uint64_t addr, std::uint64_t bytes) const {
   }
 }
 
+bool FastDram::has_room(const Pc& pc, bool write) const {
+  return pc.queued(write, now_) < (write ? params_.controller.write_queue : params_.controller.read_queue);
+}
+
 bool FastDram::can_accept(std::uint64_t addr, bool write) const {
   if (addr >= capacity_bytes()) return true;  // enqueue() reports it
   const Pc& pc = *pcs_[pc_index(mapping_.decode(addr))];
-  if (pc.waiting[write].empty() &&
-      pc.queued(write, now_) < (write ? params_.controller.write_queue : params_.controller.read_queue)) {
-    return true;
-  }
   if (!pc.waiting[write].empty()) return false;  // its admit check wakes the owner (next_event)
+  if (has_room(pc, write)) return true;
   // Refused: an entry frees when the earliest booked column command of that queue issues,
   // which is no completion; next_event() wakes the owner then, as the detailed model's
   // command events do. (A queue full of buffered writes frees at its drain check.)
@@ -769,8 +770,7 @@ void FastDram::enqueue(MemRequest request) {
   const DecodedAddress d = mapping_.decode(request.addr);
   const std::uint32_t index = pc_index(d);
   Pc& pc = *pcs_[index];
-  const ControllerParams& cp = params_.controller;
-  if (pc.queued(request.write, now_) >= (request.write ? cp.write_queue : cp.read_queue)) {
+  if (!has_room(pc, request.write)) {
     throw std::logic_error("FastDram::enqueue: the queue for address " + std::to_string(request.addr) +
                            " is full (call can_accept first)");
   }
@@ -795,8 +795,7 @@ void FastDram::enqueue_access(std::uint32_t index, const MemRequest& request, co
       if (pc.buffered.size() >= cp.write_high || (pc.write_mode_end > now_ && pc.buffered.size() > cp.write_low)) {
         pc.write_mode_end = drain(index, cp.write_low, now_);
       } else if (pc.drain_check == kNever && pc.held.empty()) {  // (held reads: resume_reads looks)
-        pc.drain_check = pc.last_read_col;
-        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, Event::DrainCheck, RowOutcome::Counted, 0});
+        schedule_drain_check(index, pc.last_read_col);
       }
     } else {
       book_write(index, request, d, now_, false, parent);
@@ -809,8 +808,7 @@ void FastDram::enqueue_access(std::uint32_t index, const MemRequest& request, co
   // changes nothing until the queue is down to write_low.)
   if (pc.held.empty() && take_back_writes(index) && pc.drain_check == kNever) {
     // They go at the next read-free moment (looked for once this read is booked).
-    pc.drain_check = std::max(now_, pc.last_read_col);
-    done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, Event::DrainCheck, RowOutcome::Counted, 0});
+    schedule_drain_check(index, std::max(now_, pc.last_read_col));
   }
   for (const Buffered& w : pc.buffered) {
     if (w.request.addr == request.addr) {
@@ -829,6 +827,11 @@ void FastDram::enqueue_access(std::uint32_t index, const MemRequest& request, co
   book_read(index, request, d, now_, parent);
 }
 
+void FastDram::schedule_drain_check(std::uint32_t index, Cycle at) {
+  pcs_[index]->drain_check = at;
+  done_.push(Done{at, seq_++, MemRequest{}, index, Event::DrainCheck, RowOutcome::Counted, 0});
+}
+
 void FastDram::schedule_resume(std::uint32_t index, Cycle at) {
   Pc& pc = *pcs_[index];
   at = std::max(at, now_);
@@ -842,17 +845,13 @@ void FastDram::resume_reads(std::uint32_t index) {
   std::vector<Waiting> held;
   held.swap(pc.held);
   for (const Waiting& r : held) book_read(index, r.request, r.where, now_, r.parent);
-  if (!pc.buffered.empty() && pc.drain_check == kNever) {
-    pc.drain_check = std::max(now_, pc.last_read_col);
-    done_.push(Done{pc.drain_check, seq_++, MemRequest{}, index, Event::DrainCheck, RowOutcome::Counted, 0});
-  }
+  if (!pc.buffered.empty() && pc.drain_check == kNever) schedule_drain_check(index, std::max(now_, pc.last_read_col));
 }
 
 void FastDram::admit(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, std::uint64_t parent) {
   Pc& pc = *pcs_[index];
-  const ControllerParams& cp = params_.controller;
   auto& waiting = pc.waiting[request.write];
-  if (waiting.empty() && pc.queued(request.write, now_) < (request.write ? cp.write_queue : cp.read_queue)) {
+  if (waiting.empty() && has_room(pc, request.write)) {
     enqueue_access(index, request, d, parent);
     return;
   }
@@ -863,10 +862,9 @@ void FastDram::admit(std::uint32_t index, const MemRequest& request, const Decod
 void FastDram::admit_waiting(std::uint32_t index) {
   Pc& pc = *pcs_[index];
   if (pc.admit_check <= now_) pc.admit_check = kNever;
-  const ControllerParams& cp = params_.controller;
   for (const bool write : {false, true}) {
     auto& waiting = pc.waiting[write];
-    while (!waiting.empty() && pc.queued(write, now_) < (write ? cp.write_queue : cp.read_queue)) {
+    while (!waiting.empty() && has_room(pc, write)) {
       Waiting w = waiting.front();
       waiting.pop_front();
       w.request.arrival = now_;  // it enters the controller now
@@ -940,12 +938,10 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
   if (!redo.empty()) {
     pc.last_read_col = at;
-    // Reads held already came after these (none was booked meanwhile).
+    // In arrival order, before the reads held already (none was booked meanwhile).
     std::vector<Waiting> back;
-    back.reserve(redo.size() + pc.held.size());
     for (auto it = redo.rbegin(); it != redo.rend(); ++it) back.push_back(Waiting{it->request, it->where, it->parent});
-    back.insert(back.end(), pc.held.begin(), pc.held.end());
-    pc.held.swap(back);
+    pc.held.insert(pc.held.begin(), back.begin(), back.end());
   }
   if (!pc.held.empty()) schedule_resume(index, last_col);
   return last_col;
@@ -990,16 +986,14 @@ void FastDram::advance_to(Cycle cycle) {
       if (pc.last_read_col <= now_ && pc.buffered.size() > low) {
         // No read waits: write mode, which ends at write_low if a read has come meanwhile
         // (looked at once these writes have issued) and otherwise empties the queue.
-        pc.drain_check = drain(d.pc, low, now_);
-        pc.write_mode_end = pc.drain_check;
-        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, Event::DrainCheck, RowOutcome::Counted, 0});
+        pc.write_mode_end = drain(d.pc, low, now_);
+        schedule_drain_check(d.pc, pc.write_mode_end);
       } else if (pc.last_read_col <= now_) {
         // No more than write_low wait (or no read came while the others went): they all
         // go, parked writes; a read arriving before their columns takes them back.
         drain(d.pc, 0, now_);
       } else {
-        pc.drain_check = pc.last_read_col;
-        done_.push(Done{pc.drain_check, seq_++, MemRequest{}, d.pc, Event::DrainCheck, RowOutcome::Counted, 0});
+        schedule_drain_check(d.pc, pc.last_read_col);
       }
       continue;
     }

@@ -39,18 +39,19 @@
 //     blacked out for tRFCpb every tREFI/banks (its row closed); off.
 //   - writes are drained like the controller does: while reads are pending in a
 //     pseudo-channel, writes wait in a buffer until it reaches write_high and are then
-//     booked as a batch down to write_low; with no read pending they are booked at once.
-//     A drain is the controller's write mode: the reads booked to issue after it are
-//     taken back (a journal of the pseudo-channel's read bookings since its last other
-//     booking; each restores the bank state it found) and held, with the reads arriving
-//     meanwhile, until the last write's column command: in write mode the controller
-//     serves its write queue only, and writes joining the batch do not move the held
-//     reads again. A read's row statistics are therefore counted when it completes. A read to a buffered write's
-//     address is served from it (write_forward_latency). Write mode lasts while more than write_low writes are left: a
-//     write arriving during a drain to write_low joins it. A read ends write mode: the writes booked while no read
-//     waited (a journal of their own) that have not issued their column commands, past the oldest (left - write_low),
-//     are taken back and wait for the next read-free moment. Single accesses' read/write turnarounds are the timings'
-//     (turnaround_scale applies to bulk streams only).
+//     booked as a batch down to write_low; with no read pending they are booked at once. A
+//     drain is the controller's write mode: the reads booked to issue after it are taken
+//     back (a journal of the pseudo-channel's read bookings since its last other booking;
+//     each restores the bank state it found) and held, with the reads arriving meanwhile,
+//     until the last write's column command: in write mode the controller serves its write
+//     queue only, and writes joining the batch do not move the held reads again. A read's
+//     row statistics are therefore counted when it completes. A read to a buffered write's
+//     address is served from it (write_forward_latency). Write mode lasts while more than
+//     write_low writes are left: a write arriving during a drain to write_low joins it. A
+//     read ends write mode: the writes booked while no read waited (a journal of their
+//     own) that have not issued their column commands, past the oldest (left - write_low),
+//     are taken back and wait for the next read-free moment. Single accesses' read/write
+//     turnarounds are the timings' (turnaround_scale applies to bulk streams only).
 //   - back-pressure: a queue entry is held until the access's column command, as in
 //     DramController; a refused can_accept makes next_event() wake the owner when the
 //     earliest entry of that queue frees. The accesses of a bulk request booked access
@@ -329,6 +330,10 @@ class FastDram final : public MemoryBackend {
   void admit_waiting(std::uint32_t pc);
   // An AdmitCheck for `pc` when its queue next frees an entry, unless one is due no later.
   void schedule_admit(std::uint32_t pc);
+  // Whether pseudo-channel `pc`'s queue of that direction has an entry free.
+  bool has_room(const Pc& pc, bool write) const;
+  // A DrainCheck of `pc` at `at` (Pc::drain_check).
+  void schedule_drain_check(std::uint32_t pc, Cycle at);
   // The ResumeReads of `pc` at `at` (once its write mode's last column has issued).
   void schedule_resume(std::uint32_t pc, Cycle at);
   // Write mode is over: books the reads it held, in order, and looks at the writes left.
