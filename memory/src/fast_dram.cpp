@@ -281,8 +281,6 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
   const DramTimings& t = spec_.timing;
   stream_gap_ = std::max<Cycle>(t.burst_cycles, low_alternates_groups ? t.CCD_S : t.CCD_L);
   faw_ = static_cast<Cycle>(std::llround(params_.calibration.faw_scale * static_cast<double>(t.FAW)));
-  perbank_blackout_ =
-      static_cast<Cycle>(std::llround(params_.calibration.perbank_window_scale * static_cast<double>(t.RP + t.RFCpb)));
   if (params_.controller.refresh == RefreshMode::PerBank) {
     refresh_step_ = std::max<Cycle>(1, t.refi_per_bank(org.banks_per_pc()));
   } else {
@@ -339,8 +337,10 @@ bool FastDram::can_accept(std::uint64_t addr, bool write) const {
 // ---- refresh windows ----------------------------------------------------------------
 //
 // All-bank: window k >= 1 is [k tREFI, k tREFI + tRP + tRFCab): a PREA and the REFab.
-// Per-bank: the k-th REFpb (k >= 1) at k tREFI/banks refreshes bank (k - 1) mod banks for
-// tRP + tRFCpb. The first refresh falls due one interval in, as in DramController.
+// Per-bank: the k-th REFpb (k >= 1) falls due at k tREFI/banks and refreshes bank
+// (k - 1) mod banks for tRFCpb, from its due time or, when a row of that bank is open
+// then, from the row's precharge plus tRP (DramController::refresh_perbank issues the PRE
+// first). The first refresh falls due one interval in, as in DramController.
 
 Cycle FastDram::refresh_window_end(std::uint32_t bank, Cycle t, Cycle opened, Cycle precharged) const {
   const DramTimings& tm = spec_.timing;
@@ -363,7 +363,7 @@ Cycle FastDram::refresh_window_end(std::uint32_t bank, Cycle t, Cycle opened, Cy
       if (k < back + 1) return t;
       Cycle start = (k - back) * refresh_step_;
       if (opened < start && precharged > start) start = precharged;  // the REFpb waits for its bank
-      const Cycle end = start + perbank_blackout_;
+      const Cycle end = start + tm.RFCpb;
       return t < end ? end : t;
     }
   }
@@ -1220,7 +1220,7 @@ Cycle FastDram::perbank_refresh_hold(bool write) const {
       const Cycle k = from / refresh_step_;  // the next REFpb of this bank after `from`
       const Cycle next = (k + 1 + (v.bank + banks - k % banks) % banks) * refresh_step_;
       if (next > to) continue;
-      held = next + perbank_blackout_;
+      held = next + t.RFCpb;
     }
     // The bank reopens its row, then the visit's columns go.
     done = std::max(done, held + (write ? t.RCDWR + t.CWL : t.RCDRD + t.CL) + (to - from) + t.burst_cycles +

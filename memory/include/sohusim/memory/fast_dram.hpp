@@ -153,10 +153,6 @@ struct FastDramCalibration {
   // Bus cycles a streaming (bulk) range loses per per-bank refresh window it crosses
   // (besides the requests a window holds, perbank_refresh_hold).
   double perbank_stream_cost = 0.0;
-  // Share of tRP + tRFCpb for which a per-bank refresh blocks its bank's activations in
-  // this model: below 1 because the detailed controller refreshes a bank while the
-  // stream works on the others, which a booking model sees only as a delay.
-  double perbank_window_scale = 0.9;
   // Effective four-activate window as a share of tFAW for single accesses: the detailed
   // controller packs activations closer to the bound than a booking in arrival order.
   double faw_scale = 0.92;
@@ -442,7 +438,6 @@ class FastDram final : public MemoryBackend {
   Cycle gap_[2][2][2][2] = {};  // [a is a write][b is a write][same bank group][scaled: stream_gap()]
   static constexpr std::uint32_t kAnyGroup = 0xfffffffeu;  // a stream slot: never "the same bank group"
   Cycle refresh_step_ = 1;                                 // tREFI, or tREFI / banks for per-bank refresh
-  Cycle perbank_blackout_ = 0;                             // cycles a REFpb blocks its bank
   Cycle faw_ = 24;                                         // calibrated four-activate window
   Cycle refreshes_counted_ = 0;
   // One REFab (or REFpb) per pseudo-channel per refresh interval, owed to the registry.
