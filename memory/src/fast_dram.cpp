@@ -612,14 +612,17 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
     open = false;  // a refresh closed it
     b.open_row = kClosed;
   }
-  if (open && cp.page_policy == PagePolicy::Adaptive && queued > b.last_col &&
+  if (open && cp.page_policy == PagePolicy::Adaptive && (queued > b.last_col || b.open_row != d.row) &&
       std::none_of(pc.buffered.begin(), pc.buffered.end(), [&](const Buffered& w) {
-        return w.where.row == d.row && w.where.bank == d.bank && w.where.bank_group == d.bank_group &&
+        return w.where.row == b.open_row && w.where.bank == d.bank && w.where.bank_group == d.bank_group &&
                w.where.sid == d.sid;
       })) {
     // The adaptive policy closes a row with its last queued hit, reads and writes counted
     // (an auto-precharge): an access queued after that column command finds the bank
-    // precharged, unless a write waiting in the queue kept the row open.
+    // precharged, unless a write waiting in the queue kept the row open; one for another
+    // row, queued before it, does not keep it open either. Either is a miss, as in
+    // DramController (a conflict there is a row its PRE closes: one a write activated
+    // before write mode ended, or one a buffered write keeps open).
     open = false;
     b.open_row = kClosed;
     b.act_allowed = std::max(b.act + t.RC, b.pre_allowed + t.RP);
@@ -675,6 +678,13 @@ void FastDram::count_row(std::uint32_t index, RowOutcome outcome) {
       s.row_misses.inc();
       s.act.inc();
       return;
+    case RowOutcome::Reopened:
+      s.act.inc();
+      return;
+    case RowOutcome::Reconflict:
+      s.pre.inc();
+      s.act.inc();
+      return;
   }
 }
 
@@ -711,7 +721,12 @@ void FastDram::book_write(std::uint32_t index, const MemRequest& request, const 
                           bool counted, std::uint64_t parent) {
   const Booking b = book_journalled(index, request, d, true, arrival, parent);
   Journalled& j = pcs_[index]->wjournal.back();
-  const RowOutcome outcome = counted ? RowOutcome::Counted : b.outcome;
+  RowOutcome outcome = b.outcome;
+  if (counted) {
+    outcome = b.outcome == RowOutcome::Miss       ? RowOutcome::Reopened
+              : b.outcome == RowOutcome::Conflict ? RowOutcome::Reconflict
+                                                  : RowOutcome::Counted;
+  }
   j.outcome = static_cast<std::uint8_t>(outcome);
   done_.push(Done{b.done, seq_++, request, index, Event::Completion, outcome, j.ticket, parent});
 }
@@ -752,8 +767,10 @@ bool FastDram::take_back_writes(std::uint32_t index) {
     }
     cancelled_.insert(j.ticket);
     pc.write_cancelled.push(j.col);
-    back.push_back(Buffered{j.request, j.where,
-                            activated || j.outcome == static_cast<std::uint8_t>(RowOutcome::Counted), j.parent});
+    const auto outcome = static_cast<RowOutcome>(j.outcome);
+    const bool recounted =
+        outcome == RowOutcome::Counted || outcome == RowOutcome::Reopened || outcome == RowOutcome::Reconflict;
+    back.push_back(Buffered{j.request, j.where, activated || recounted, j.parent});
     wj.pop_back();
   }
   pc.buffered.insert(pc.buffered.begin(), back.rbegin(), back.rend());

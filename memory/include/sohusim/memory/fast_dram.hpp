@@ -200,8 +200,10 @@ class FastDram final : public MemoryBackend {
  private:
   struct Pc;
   // How a booked access found its bank; a read's row statistics are counted when it
-  // completes, because a drain may re-book it with another outcome.
-  enum class RowOutcome : std::uint8_t { Counted, Hit, Miss, Conflict };
+  // completes, because a drain may re-book it with another outcome. A write taken back
+  // after its activation had its outcome counted then: booked again, it counts only the
+  // commands it needs (Counted: none; Reopened: an ACT; Reconflict: a PRE and an ACT).
+  enum class RowOutcome : std::uint8_t { Counted, Hit, Miss, Conflict, Reopened, Reconflict };
   // What a Done stands for: a completion; a look at whether pc's buffered writes may go
   // (kNoPc: the gathered bulk writes); a look at whether pc's queues have room for the
   // accesses waiting at its door (Pc::waiting); the end of pc's write mode, which books
