@@ -509,7 +509,7 @@ TEST(FastDram, PerBankRefreshHoldsTheBulkRequestThatMeetsIt) {
 // A REFpb blocks its bank for tRFCpb from its due time when the bank is closed then, as
 // the detailed controller issues it: bank 0's first REFpb falls due at tREFI / 16 (390); a
 // read of bank 0 arriving 10 cycles later activates at 390 + tRFCpb, in both models.
-// (Before: the model's window was 0.9 x (tRP + tRFCpb), 14 cycles short; with it, a 32 B
+// (Before: the model's window was 0.9 x (tRP + tRFCpb), 9 cycles short; with it, a 32 B
 // stream with 8 x 4 in flight missed the phase at which the detailed model's accesses meet
 // their banks' refreshes, +11.0 % against it, now +0.1 %.)
 TEST(FastDram, PerBankRefreshBlocksItsBankForTRFCpb) {
