@@ -662,6 +662,8 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
 }
 
 void FastDram::count_row(std::uint32_t index, RowOutcome outcome) {
+  // The access's row outcome, once, then the commands its booking needed: a PRE for a
+  // conflict, an ACT for anything but a hit (Reopened / Reconflict: only the commands).
   PcStats& s = pcs_[index]->stats;
   switch (outcome) {
     case RowOutcome::Counted:
@@ -669,23 +671,20 @@ void FastDram::count_row(std::uint32_t index, RowOutcome outcome) {
     case RowOutcome::Hit:
       s.row_hits.inc();
       return;
+    case RowOutcome::Miss:
+      s.row_misses.inc();
+      break;
     case RowOutcome::Conflict:
       s.row_conflicts.inc();
       s.pre.inc();
-      s.act.inc();
-      return;
-    case RowOutcome::Miss:
-      s.row_misses.inc();
-      s.act.inc();
-      return;
+      break;
     case RowOutcome::Reopened:
-      s.act.inc();
-      return;
+      break;
     case RowOutcome::Reconflict:
       s.pre.inc();
-      s.act.inc();
-      return;
+      break;
   }
+  s.act.inc();
 }
 
 FastDram::Booking FastDram::book_journalled(std::uint32_t index, const MemRequest& request, const DecodedAddress& d,
