@@ -17,11 +17,23 @@ constexpr Cycle kSlotSpan = 64;  // cycles: farther apart than any spacing rule
 
 struct Bank {
   std::uint32_t open_row = kClosed;
-  Cycle act = 0;            // the ACT that opened open_row
-  Cycle pre_allowed = 0;    // earliest PRE: tRAS, tRTP, write recovery
-  Cycle act_allowed = 0;    // earliest ACT of a closed bank: tRC, auto-precharge + tRP
-  Cycle last_col = 0;       // the last column command booked on open_row
-  std::uint32_t epoch = 0;  // StreamState::epoch when open_row was last valid
+  Cycle act = 0;               // the ACT that opened open_row
+  Cycle pre_allowed = 0;       // earliest PRE: tRAS, tRTP, write recovery
+  Cycle act_allowed = 0;       // earliest ACT of a closed bank: tRC, auto-precharge + tRP
+  Cycle last_col = 0;          // the last column command booked on open_row
+  std::uint32_t epoch = 0;     // StreamState::epoch when open_row was last valid
+  std::uint32_t bookings = 0;  // accesses booked on the bank (a journal entry's `after` is the latest if equal)
+  // Rows booked before open_row whose precharge may still lie ahead (newest first): an
+  // access to one of them, queued while it was open, is served before its precharge
+  // (FR-FCFS row hits first) if its column fits before the next ACT's tRP.
+  struct Past {
+    std::uint32_t row = kClosed;
+    Cycle act = 0;       // its ACT
+    Cycle last_col = 0;  // its last column booked
+    Cycle end = 0;       // its PRE is done by then: the next ACT of the bank minus tRP
+  };
+  static constexpr int kPast = 4;
+  Past past[kPast];
 };
 
 // A booking on the data bus: column commands from `col` to `last_col` (one access, or a
@@ -85,6 +97,17 @@ class TimeQueue {
 void drop_past(TimeQueue<Slot>& slots, Cycle now) {
   if (slots.size() <= 32) return;
   while (!slots.empty() && slots.front().last_col + kSlotSpan < now) slots.pop_front();
+}
+
+// Takes a booking off a pseudo-channel's timelines: its column slot (of its direction) and
+// its activation (kNever: none, or one that has issued and stays).
+void erase_booking(TimeQueue<Slot>& slots, TimeQueue<Act>& acts, Cycle col, bool write, Cycle act) {
+  const auto slot =
+      std::lower_bound(slots.begin(), slots.end(), col, [](const Slot& sl, Cycle v) { return sl.col < v; });
+  if (slot != slots.end() && slot->col == col && slot->write == write) slots.erase(slot);
+  if (act == kNever) return;
+  const auto a = std::lower_bound(acts.begin(), acts.end(), act, [](const Act& x, Cycle v) { return x.at < v; });
+  if (a != acts.end() && a->at == act) acts.erase(a);
 }
 
 struct Buffered {
@@ -166,6 +189,7 @@ struct FastDram::Pc {
   TimeQueue<Journalled> journal;   // reads, in booking order
   TimeQueue<Journalled> wjournal;  // writes, in booking order
   std::vector<Journalled> rebook;  // a drain's scratch
+  std::vector<Journalled> rejoin;  // take_back_for_hit's: the bookings it took back, oldest first
   Cycle drain_check = kNever;      // when a drain check is scheduled
   Cycle admit_check = kNever;      // when an admit check is scheduled
   // Write mode: the reads a drain took back, and those arriving after them, in arrival
@@ -541,7 +565,7 @@ void FastDram::flush_tail(std::uint32_t index) {
 }
 
 Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
-                           std::uint32_t group_last) {
+                           std::uint32_t group_last, Cycle limit, bool insert) {
   // `length`: cycles from the first to the last column command of the booking.
   flush_tail(index);  // the slot list then holds every booking, in order
   auto& slots = pcs_[index]->slots;
@@ -587,7 +611,10 @@ Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool 
       }
     }
     if (c == before) break;
+    if (c > limit) return kNever;
   }
+  if (c > limit) return kNever;
+  if (!insert) return c;
   const auto at = std::upper_bound(slots.begin(), slots.end(), c, [](Cycle v, const Slot& s) { return v < s.col; });
   slots.insert(at, Slot{c, c + length, group_first, group_last, write});
   return c;
@@ -606,11 +633,34 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
   if (b.epoch != streams_[index].epoch) {
     b.open_row = kClosed;  // a stream went through since this bank was last used
     b.epoch = streams_[index].epoch;
+    for (Bank::Past& p : b.past) p.row = kClosed;
   }
+  const Bank::Past previous{b.open_row, b.act, b.last_col, 0};
+  ++b.bookings;
   bool open = b.open_row != kClosed && cp.page_policy != PagePolicy::Closed;
   if (open && !row_survives(bank_index, b.act, arrival)) {
     open = false;  // a refresh closed it
     b.open_row = kClosed;
+  }
+  if (b.open_row != d.row && cp.page_policy != PagePolicy::Closed && cp.scheduler == SchedulerKind::FrFcfs) {
+    // A row the bank has been booked to close, still open for this access (FR-FCFS serves
+    // its hits before the precharge), if its column fits before the next ACT's tRP. Before
+    // the adaptive close below: the bank's current row stays as it is.
+    for (Bank::Past& p : b.past) {
+      if (p.row != d.row) continue;
+      const bool kept = cp.page_policy == PagePolicy::Adaptive ? queued <= p.last_col : arrival < p.end;
+      if (!kept) break;
+      const Cycle recovery = write ? t.CWL + t.burst_cycles + t.WR : t.RTP;
+      const Cycle lo = std::max(arrival, p.act + (write ? t.RCDWR : t.RCDRD));
+      if (p.end < lo + recovery) break;
+      const Cycle col = place_slot(index, lo, 0, write, group, group, p.end - recovery);
+      if (col == kNever) break;
+      if (!row_survives(bank_index, p.act, col)) break;
+      p.last_col = std::max(p.last_col, col);
+      (write ? pc.write_cols : pc.read_cols).push(col);
+      const Cycle data_end = col + (write ? t.CWL : t.CL) + t.burst_cycles;
+      return Booking{data_end + cp.latency, col, kNever, RowOutcome::Hit};
+    }
   }
   if (open && cp.page_policy == PagePolicy::Adaptive && (queued > b.last_col || b.open_row != d.row) &&
       std::none_of(pc.buffered.begin(), pc.buffered.end(), [&](const Buffered& w) {
@@ -643,6 +693,11 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
       outcome = RowOutcome::Miss;
     }
     act = place_act(pc, act_lower, group, bank_index, b.act, b.pre_allowed + t.RP);
+    if (previous.row != kClosed) {
+      std::copy_backward(b.past, b.past + Bank::kPast - 1, b.past + Bank::kPast);
+      b.past[0] = previous;
+      b.past[0].end = act - t.RP;
+    }
     b.open_row = d.row;
     b.act = act;
     b.pre_allowed = act + t.RAS;
@@ -708,12 +763,83 @@ FastDram::Booking FastDram::book_journalled(std::uint32_t index, const MemReques
   return b;
 }
 
+bool FastDram::take_back_for_hit(std::uint32_t index, const DecodedAddress& d, Cycle arrival, Cycle queued) {
+  const ControllerParams& cp = params_.controller;
+  if (cp.page_policy == PagePolicy::Closed || cp.scheduler != SchedulerKind::FrFcfs) return false;
+  Pc& pc = *pcs_[index];
+  const DramTimings& t = spec_.timing;
+  const std::uint32_t group = d.sid * spec_.org.bank_groups + d.bank_group;
+  const std::uint32_t bank = group * spec_.org.banks_per_group + d.bank;
+  const Bank& b = pc.banks[bank];
+  if (b.epoch != streams_[index].epoch || b.open_row == d.row) return false;
+  const Bank::Past* e = std::find_if(b.past, b.past + Bank::kPast, [&](const Bank::Past& p) { return p.row == d.row; });
+  if (e == b.past + Bank::kPast) return false;
+  if (cp.page_policy == PagePolicy::Adaptive ? queued > e->last_col : arrival >= e->end) return false;
+  const Cycle lo = std::max(arrival, e->act + t.RCDRD);
+  if (!row_survives(bank, e->act, lo)) return false;
+  if (e->end >= lo + t.RTP && place_slot(index, lo, 0, false, group, group, e->end - t.RTP, false) != kNever) {
+    return false;  // it fits before the precharge: book_access serves it there
+  }
+  // The bank's bookings since the row closed: every one must be a read that can still be
+  // taken back (in the journal, its commands not issued).
+  const Cycle next_act = e->end + t.RP;
+  auto& journal = pc.journal;
+  while (!journal.empty() && journal.front().col <= now_) journal.pop_front();
+  std::vector<std::size_t> mine;  // journal positions, newest first
+  for (std::size_t i = journal.size(); i-- > 0;) {
+    const Journalled& j = *(journal.begin() + static_cast<std::ptrdiff_t>(i));
+    if (j.bank != bank) continue;
+    const Cycle opened = j.act != kNever ? j.act : j.before.act;
+    if (opened < next_act) break;
+    mine.push_back(i);
+  }
+  if (mine.empty()) return false;
+  const Journalled& oldest = *(journal.begin() + static_cast<std::ptrdiff_t>(mine.back()));
+  const Journalled& newest = *(journal.begin() + static_cast<std::ptrdiff_t>(mine.front()));
+  if (oldest.act != next_act || oldest.before.open_row != d.row || oldest.before.act != e->act) return false;
+  if (b.bookings != newest.after.bookings) return false;  // a later booking of the bank is not in the journal
+  for (std::size_t i : mine) {
+    const Journalled& j = *(journal.begin() + static_cast<std::ptrdiff_t>(i));
+    if (j.col <= arrival || (j.act != kNever && j.act <= arrival)) return false;
+  }
+  pc.rejoin.clear();
+  for (std::size_t i : mine) {  // newest first
+    const auto it = journal.begin() + static_cast<std::ptrdiff_t>(i);
+    const Journalled j = *it;
+    erase_booking(pc.slots, pc.acts, j.col, false, j.act);
+    cancelled_.insert(j.ticket);
+    pc.read_cancelled.push(j.col);
+    pc.rejoin.push_back(j);
+    journal.erase(it);
+  }
+  std::reverse(pc.rejoin.begin(), pc.rejoin.end());
+  pc.banks[bank] = pc.rejoin.front().before;
+  return true;
+}
+
 void FastDram::book_read(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
                          std::uint64_t parent) {
   Pc& pc = *pcs_[index];
+  std::vector<Journalled> redo;
+  if (!rebooking_ && take_back_for_hit(index, d, arrival, request.arrival)) {
+    // FR-FCFS serves the row's hits first, in age order: the taken-back reads of this row
+    // (hits booked there after its closing was booked), this one, then the bank's others.
+    redo = std::move(pc.rejoin);
+    pc.rejoin.clear();
+    rebooking_ = true;
+    for (const Journalled& j : redo) {
+      if (j.where.row == d.row) book_read(index, j.request, j.where, arrival, j.parent);
+    }
+  }
   const Booking b = book_journalled(index, request, d, false, arrival, parent);
   pc.last_read_col = std::max(pc.last_read_col, b.col);
   done_.push(Done{b.done, seq_++, request, index, Event::Completion, b.outcome, pc.journal.back().ticket, parent});
+  if (!redo.empty()) {
+    for (const Journalled& j : redo) {
+      if (j.where.row != d.row) book_read(index, j.request, j.where, arrival, j.parent);
+    }
+    rebooking_ = false;
+  }
 }
 
 void FastDram::book_write(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
@@ -756,14 +882,7 @@ bool FastDram::take_back_writes(std::uint32_t index) {
       b.act_allowed = j.act + spec_.timing.RC;
       count_row(index, static_cast<RowOutcome>(j.outcome));
     }
-    const auto slot =
-        std::lower_bound(pc.slots.begin(), pc.slots.end(), j.col, [](const Slot& sl, Cycle v) { return sl.col < v; });
-    if (slot != pc.slots.end() && slot->col == j.col && slot->write) pc.slots.erase(slot);
-    if (j.act != kNever && !activated) {
-      const auto act =
-          std::lower_bound(pc.acts.begin(), pc.acts.end(), j.act, [](const Act& a, Cycle v) { return a.at < v; });
-      if (act != pc.acts.end() && act->at == j.act) pc.acts.erase(act);
-    }
+    erase_booking(pc.slots, pc.acts, j.col, true, activated ? kNever : j.act);
     cancelled_.insert(j.ticket);
     pc.write_cancelled.push(j.col);
     const auto outcome = static_cast<RowOutcome>(j.outcome);
@@ -928,14 +1047,7 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
     const Journalled& j = *it;
     pc.banks[j.bank] = j.before;
     if (j.col <= at) continue;  // issued (it filled a gap before `at`): it stays
-    const auto slot =
-        std::lower_bound(pc.slots.begin(), pc.slots.end(), j.col, [](const Slot& sl, Cycle v) { return sl.col < v; });
-    if (slot != pc.slots.end() && slot->col == j.col && !slot->write) pc.slots.erase(slot);
-    if (j.act != kNever) {
-      const auto act =
-          std::lower_bound(pc.acts.begin(), pc.acts.end(), j.act, [](const Act& a, Cycle v) { return a.at < v; });
-      if (act != pc.acts.end() && act->at == j.act) pc.acts.erase(act);
-    }
+    erase_booking(pc.slots, pc.acts, j.col, false, j.act);
     cancelled_.insert(j.ticket);
     pc.read_cancelled.push(j.col);
     redo.push_back(j);

@@ -30,7 +30,8 @@ struct Case {
   // "Known gaps"): a stride that rotates each pseudo-channel over its banks with a new row
   // per visit, where every bank is at tRC and the pseudo-channel at tFAW. Booking each
   // access at arrival, the fast model chooses which bank activates next differently from
-  // FR-FCFS and loses 5-7 %; held to 10 % so that a regression still fails it.
+  // FR-FCFS and loses 4-7 % (with all reads, its activations and row hits within 1 % of
+  // the detailed model's); with 80 % reads held to 10 % so that a regression still fails it.
   double tolerance = 0.05;
 };
 
@@ -91,8 +92,7 @@ std::vector<Case> shared_patterns() {
       {"strided 1056 B read", {}, pattern(K::Strided, 1.0, 8, 256, 2 * n, 1056)},
       {"strided 1056 B read, refresh off",
        {"hbm.controller.refresh=off"},
-       pattern(K::Strided, 1.0, 8, 256, n / 2, 1056),
-       0.10},
+       pattern(K::Strided, 1.0, 8, 256, n / 2, 1056)},
       {"strided 1056 B 80% read", {}, pattern(K::Strided, 0.8, 8, 256, n / 2, 1056), 0.10},
       {"strided 2080 B 80% read", {}, pattern(K::Strided, 0.8, 4, 512, n / 2, 2080)},
       {"random read", {}, pattern(K::Random, 1.0, 4, 512, n)},

@@ -32,6 +32,14 @@
 //     page: the controller closes a row with its last queued hit, so an access queued
 //     after the row's last booked column finds the bank precharged (a miss), unless a
 //     buffered write to that row is waiting.
+//     Bookings are made in arrival order, but FR-FCFS serves a queued row hit before the
+//     bank's next precharge: an access to a row its bank has already been booked to close
+//     (for a later access to another row), queued while that row was open (with the
+//     adaptive policy: before its last booked column), is a hit in that row, its column
+//     before the precharge the next activation needs. Where no column slot is left for it
+//     there, a read takes the bank's later bookings back (reads not issued yet) and they
+//     are booked again after it (take_back_for_hit). The last kPast rows of each bank are
+//     remembered for this.
 //   - activations: tRC per bank, tRRD_S/L between ACTs and at most four per tFAW, on a
 //     per-pseudo-channel ACT timeline (so random traffic is tFAW-bound, 25-35 % of peak).
 //   - refresh as a duty cycle: all-bank, a blackout of tRP + tRFCab every tREFI in which
@@ -269,7 +277,13 @@ class FastDram final : public MemoryBackend {
   Cycle place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened, Cycle precharged);
   // A single access's data slot in pseudo-channel `pc`, in the earliest gap.
   Cycle place_slot(std::uint32_t pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
-                   std::uint32_t group_last);
+                   std::uint32_t group_last, Cycle limit = kNever, bool insert = true);
+  // A read to a row its bank closed for a later booking, queued while that row was open
+  // and not fitting before its precharge: FR-FCFS serves it first, so the bank's later
+  // bookings (reads in the journal, not issued) are taken back into Pc::rejoin and the
+  // bank restored; book_read books the read, then them again. Returns whether it did.
+  bool take_back_for_hit(std::uint32_t pc, const DecodedAddress& d, Cycle arrival, Cycle queued);
+  bool rebooking_ = false;
   // A stream's data slot, after everything booked in pseudo-channel `pc` (its tail).
   // `bank_ready`: when its banks allow it to start; `exposed` of the wait past the tail counts
   // (all of it after a booking of the other direction). `opens_rows`: some bank it visits
