@@ -171,6 +171,7 @@ struct FastDram::Pc {
   TimeQueue<Slot> slots;           // sorted by col
   TimeQueue<Act> acts;             // sorted by cycle
   std::vector<Buffered> buffered;  // writes waiting for a drain
+  std::size_t drained = 0;         // the first ones a drain has booked (in the loop that books them)
   std::uint32_t reads = 0;         // reads booked or forwarded, not completed
   std::uint32_t writes = 0;        // writes buffered or booked, not completed
   Cycle last_read_col = 0;         // reads wait in the controller's queue until then
@@ -663,10 +664,11 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
     }
   }
   if (open && cp.page_policy == PagePolicy::Adaptive && (queued > b.last_col || b.open_row != d.row) &&
-      std::none_of(pc.buffered.begin(), pc.buffered.end(), [&](const Buffered& w) {
-        return w.where.row == b.open_row && w.where.bank == d.bank && w.where.bank_group == d.bank_group &&
-               w.where.sid == d.sid;
-      })) {
+      std::none_of(pc.buffered.begin() + static_cast<std::ptrdiff_t>(pc.drained), pc.buffered.end(),
+                   [&](const Buffered& w) {
+                     return w.where.row == b.open_row && w.where.bank == d.bank && w.where.bank_group == d.bank_group &&
+                            w.where.sid == d.sid;
+                   })) {
     // The adaptive policy closes a row with its last queued hit, reads and writes counted
     // (an auto-precharge): an access queued after that column command finds the bank
     // precharged, unless a write waiting in the queue kept the row open; one for another
@@ -1060,10 +1062,12 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   Cycle last_col = at;
   for (std::size_t i = 0; i < n; ++i) {
     const Buffered& w = pc.buffered[i];
+    pc.drained = i + 1;  // booked: no longer a queued write that keeps its row open
     book_write(index, w.request, w.where, at, w.counted, w.parent);
     last_col = std::max(last_col, pc.wjournal.back().col);
   }
   pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
+  pc.drained = 0;
   if (!redo.empty()) {
     pc.last_read_col = at;
     // In arrival order, before the reads held already (none was booked meanwhile).
