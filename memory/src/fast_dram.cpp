@@ -765,7 +765,8 @@ FastDram::Booking FastDram::book_journalled(std::uint32_t index, const MemReques
   return b;
 }
 
-bool FastDram::take_back_for_hit(std::uint32_t index, const DecodedAddress& d, Cycle arrival, Cycle queued) {
+bool FastDram::take_back_for_hit(std::uint32_t index, const DecodedAddress& d, bool write, Cycle arrival,
+                                 Cycle queued) {
   const ControllerParams& cp = params_.controller;
   if (cp.page_policy == PagePolicy::Closed || cp.scheduler != SchedulerKind::FrFcfs) return false;
   Pc& pc = *pcs_[index];
@@ -777,15 +778,16 @@ bool FastDram::take_back_for_hit(std::uint32_t index, const DecodedAddress& d, C
   const Bank::Past* e = std::find_if(b.past, b.past + Bank::kPast, [&](const Bank::Past& p) { return p.row == d.row; });
   if (e == b.past + Bank::kPast) return false;
   if (cp.page_policy == PagePolicy::Adaptive ? queued > e->last_col : arrival >= e->end) return false;
-  const Cycle lo = std::max(arrival, e->act + t.RCDRD);
+  const Cycle lo = std::max(arrival, e->act + (write ? t.RCDWR : t.RCDRD));
+  const Cycle recovery = write ? t.CWL + t.burst_cycles + t.WR : t.RTP;
   if (!row_survives(bank, e->act, lo)) return false;
-  if (e->end >= lo + t.RTP && place_slot(index, lo, 0, false, group, group, e->end - t.RTP, false) != kNever) {
+  if (e->end >= lo + recovery && place_slot(index, lo, 0, write, group, group, e->end - recovery, false) != kNever) {
     return false;  // it fits before the precharge: book_access serves it there
   }
-  // The bank's bookings since the row closed: every one must be a read that can still be
-  // taken back (in the journal, its commands not issued).
+  // The bank's bookings since the row closed: every one must be of this direction and
+  // still possible to take back (in its journal, its commands not issued).
   const Cycle next_act = e->end + t.RP;
-  auto& journal = pc.journal;
+  auto& journal = write ? pc.wjournal : pc.journal;
   while (!journal.empty() && journal.front().col <= now_) journal.pop_front();
   std::vector<std::size_t> mine;  // journal positions, newest first
   for (std::size_t i = journal.size(); i-- > 0;) {
@@ -808,9 +810,9 @@ bool FastDram::take_back_for_hit(std::uint32_t index, const DecodedAddress& d, C
   for (std::size_t i : mine) {  // newest first
     const auto it = journal.begin() + static_cast<std::ptrdiff_t>(i);
     const Journalled j = *it;
-    erase_booking(pc.slots, pc.acts, j.col, false, j.act);
+    erase_booking(pc.slots, pc.acts, j.col, write, j.act);
     cancelled_.insert(j.ticket);
-    pc.read_cancelled.push(j.col);
+    (write ? pc.write_cancelled : pc.read_cancelled).push(j.col);
     pc.rejoin.push_back(j);
     journal.erase(it);
   }
@@ -819,35 +821,54 @@ bool FastDram::take_back_for_hit(std::uint32_t index, const DecodedAddress& d, C
   return true;
 }
 
+Cycle FastDram::book_taken_back(std::uint32_t index, bool write, std::uint32_t row, bool same_row, Cycle arrival) {
+  // FR-FCFS serves the row's hits first, in age order: the taken-back accesses of this row
+  // (hits booked there after its closing was booked) before the one that took them back,
+  // the bank's others after it.
+  Cycle last_col = 0;
+  for (const Journalled& j : pcs_[index]->rejoin) {
+    if ((j.where.row == row) != same_row) continue;
+    if (!write) {
+      book_read(index, j.request, j.where, arrival, j.parent);
+      continue;
+    }
+    const auto outcome = static_cast<RowOutcome>(j.outcome);
+    const bool counted =
+        outcome == RowOutcome::Counted || outcome == RowOutcome::Reopened || outcome == RowOutcome::Reconflict;
+    last_col = std::max(last_col, book_write(index, j.request, j.where, arrival, counted, j.parent));
+  }
+  return last_col;
+}
+
 void FastDram::book_read(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
                          std::uint64_t parent) {
   Pc& pc = *pcs_[index];
-  std::vector<Journalled> redo;
-  if (!rebooking_ && take_back_for_hit(index, d, arrival, request.arrival)) {
-    // FR-FCFS serves the row's hits first, in age order: the taken-back reads of this row
-    // (hits booked there after its closing was booked), this one, then the bank's others.
-    redo = std::move(pc.rejoin);
-    pc.rejoin.clear();
+  const bool moved = !rebooking_ && take_back_for_hit(index, d, false, arrival, request.arrival);
+  if (moved) {
     rebooking_ = true;
-    for (const Journalled& j : redo) {
-      if (j.where.row == d.row) book_read(index, j.request, j.where, arrival, j.parent);
-    }
+    book_taken_back(index, false, d.row, true, arrival);
   }
   const Booking b = book_journalled(index, request, d, false, arrival, parent);
   pc.last_read_col = std::max(pc.last_read_col, b.col);
   done_.push(Done{b.done, seq_++, request, index, Event::Completion, b.outcome, pc.journal.back().ticket, parent});
-  if (!redo.empty()) {
-    for (const Journalled& j : redo) {
-      if (j.where.row != d.row) book_read(index, j.request, j.where, arrival, j.parent);
-    }
+  if (moved) {
+    book_taken_back(index, false, d.row, false, arrival);
+    pc.rejoin.clear();
     rebooking_ = false;
   }
 }
 
-void FastDram::book_write(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
-                          bool counted, std::uint64_t parent) {
+Cycle FastDram::book_write(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
+                           bool counted, std::uint64_t parent) {
+  Pc& pc = *pcs_[index];
+  const bool moved = !rebooking_ && take_back_for_hit(index, d, true, arrival, request.arrival);
+  Cycle last_col = 0;
+  if (moved) {
+    rebooking_ = true;
+    last_col = book_taken_back(index, true, d.row, true, arrival);
+  }
   const Booking b = book_journalled(index, request, d, true, arrival, parent);
-  Journalled& j = pcs_[index]->wjournal.back();
+  Journalled& j = pc.wjournal.back();
   RowOutcome outcome = b.outcome;
   if (counted) {
     outcome = b.outcome == RowOutcome::Miss       ? RowOutcome::Reopened
@@ -856,6 +877,13 @@ void FastDram::book_write(std::uint32_t index, const MemRequest& request, const 
   }
   j.outcome = static_cast<std::uint8_t>(outcome);
   done_.push(Done{b.done, seq_++, request, index, Event::Completion, outcome, j.ticket, parent});
+  last_col = std::max(last_col, b.col);
+  if (moved) {
+    last_col = std::max(last_col, book_taken_back(index, true, d.row, false, arrival));
+    pc.rejoin.clear();
+    rebooking_ = false;
+  }
+  return last_col;
 }
 
 bool FastDram::take_back_writes(std::uint32_t index) {
@@ -1063,8 +1091,7 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   for (std::size_t i = 0; i < n; ++i) {
     const Buffered& w = pc.buffered[i];
     pc.drained = i + 1;  // booked: no longer a queued write that keeps its row open
-    book_write(index, w.request, w.where, at, w.counted, w.parent);
-    last_col = std::max(last_col, pc.wjournal.back().col);
+    last_col = std::max(last_col, book_write(index, w.request, w.where, at, w.counted, w.parent));
   }
   pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
   pc.drained = 0;

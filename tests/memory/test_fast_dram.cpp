@@ -696,44 +696,48 @@ TEST(FastDram, ADrainedWriteKeepsNoRowOpen) {
 }
 
 // FR-FCFS serves a queued row hit before the bank's next precharge, though a request for
-// another row of the bank came first. Bank 0 of pseudo-channel 0: a read of row 1 and one
-// of row 2 at cycle 0, then `late` more reads of row 1 (other columns) at cycle 1. The
-// controller activates row 1 once for all its reads (the last one closing it), then row 2.
-// The fast model books in arrival order: the first late read fits before row 2's
-// activation; with three, the third does not, and row 2's read is taken back and booked
-// again after them. Counters and completion cycles as in DramSystem. (Before: each late
-// read opened row 1 again, 2 + late activations.)
+// another row of the bank came first. Bank 0 of pseudo-channel 0: an access to row 1 and
+// one to row 2 at cycle 0, then `late` more to row 1 (other columns) at cycle 1, all reads
+// or all writes (with no read waiting, writes go at once). The controller activates row 1
+// once for all its accesses (the last one closing it), then row 2. The fast model books in
+// arrival order: a late read fits before row 2's activation, the third does not, and row
+// 2's read is taken back and booked again after them; a late write needs write recovery
+// before the precharge and fits in none, so the first takes row 2's write back. Counters
+// and completion cycles as in DramSystem. (Before: each late access opened row 1 again.)
 TEST(FastDram, QueuedRowHitsGoBeforeALaterRowOfTheBank) {
-  const std::vector<std::string> names = {"act", "pre", "rd", "row_hits", "row_misses", "row_conflicts"};
-  for (const std::uint32_t late : {1u, 3u}) {
-    Fixture f;
-    const auto at = [&](std::uint32_t row, std::uint32_t column) {
-      DecodedAddress d;
-      d.row = row;
-      d.column = column;
-      return f.mem->mapping().encode(d);
-    };
-    const auto play = [&](MemoryBackend& m, std::map<std::uint64_t, Cycle>& done) {
-      m.set_completion([&done](const MemRequest& r, Cycle c) { done[r.id] = c; });
-      m.enqueue(MemRequest{at(1, 0), false, 0, 0});
-      m.enqueue(MemRequest{at(2, 0), false, 1, 0});
-      m.advance_to(1);
-      for (std::uint32_t i = 0; i < late; ++i) m.enqueue(MemRequest{at(1, 1 + i), false, 2 + i, 0});
-      while (m.next_event() != kNever) m.advance_to(m.next_event());
-    };
-    std::map<std::uint64_t, Cycle> fast_done, det_done;
-    play(*f.mem, fast_done);
-    counters::Registry reg;
-    const auto detailed = DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", {"hbm.controller.refresh=off"}),
-                                                  counters::Scope(reg, "d"));
-    play(*detailed, det_done);
-    for (const std::string& n : names) {
-      EXPECT_EQ(f.stat(n), static_cast<std::uint64_t>(reg.value("d.s0.ch0.pc0." + n))) << n << ", late " << late;
+  const std::vector<std::string> names = {"act", "pre", "rd", "wr", "row_hits", "row_misses", "row_conflicts"};
+  for (const bool write : {false, true}) {
+    for (const std::uint32_t late : {1u, 3u}) {
+      Fixture f;
+      const auto at = [&](std::uint32_t row, std::uint32_t column) {
+        DecodedAddress d;
+        d.row = row;
+        d.column = column;
+        return f.mem->mapping().encode(d);
+      };
+      const auto play = [&](MemoryBackend& m, std::map<std::uint64_t, Cycle>& done) {
+        m.set_completion([&done](const MemRequest& r, Cycle c) { done[r.id] = c; });
+        m.enqueue(MemRequest{at(1, 0), write, 0, 0});
+        m.enqueue(MemRequest{at(2, 0), write, 1, 0});
+        m.advance_to(1);
+        for (std::uint32_t i = 0; i < late; ++i) m.enqueue(MemRequest{at(1, 1 + i), write, 2 + i, 0});
+        while (m.next_event() != kNever) m.advance_to(m.next_event());
+      };
+      std::map<std::uint64_t, Cycle> fast_done, det_done;
+      play(*f.mem, fast_done);
+      counters::Registry reg;
+      const auto detailed = DramSystem::from_config(
+          hbmtest::hbm_config("hbm/hbm3-6400", {"hbm.controller.refresh=off"}), counters::Scope(reg, "d"));
+      play(*detailed, det_done);
+      const std::string what = std::string(write ? "writes" : "reads") + ", late " + std::to_string(late);
+      for (const std::string& n : names) {
+        EXPECT_EQ(f.stat(n), static_cast<std::uint64_t>(reg.value("d.s0.ch0.pc0." + n))) << n << ", " << what;
+      }
+      EXPECT_EQ(f.stat("act"), 2u) << what;
+      EXPECT_EQ(f.stat("row_hits"), late) << what;
+      EXPECT_EQ(fast_done, det_done) << what;
+      EXPECT_GT(fast_done.at(1), fast_done.at(1 + late)) << "row 2 after every access to row 1, " << what;
     }
-    EXPECT_EQ(f.stat("act"), 2u) << late;
-    EXPECT_EQ(f.stat("row_hits"), late) << late;
-    EXPECT_EQ(fast_done, det_done) << late;
-    EXPECT_GT(fast_done.at(1), fast_done.at(1 + late)) << "row 2 after every read of row 1";
   }
 }
 

@@ -30,7 +30,7 @@ struct Case {
   // "Known gaps"): a stride that rotates each pseudo-channel over its banks with a new row
   // per visit, where every bank is at tRC and the pseudo-channel at tFAW. Booking each
   // access at arrival, the fast model chooses which bank activates next differently from
-  // FR-FCFS and loses 4-7 % (with all reads, its activations and row hits within 1 % of
+  // FR-FCFS and loses 4-8 % (with all reads, its activations and row hits within 1 % of
   // the detailed model's); with 80 % reads held to 10 % so that a regression still fails it.
   double tolerance = 0.05;
 };

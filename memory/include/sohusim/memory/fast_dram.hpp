@@ -37,8 +37,8 @@
 //     (for a later access to another row), queued while that row was open (with the
 //     adaptive policy: before its last booked column), is a hit in that row, its column
 //     before the precharge the next activation needs. Where no column slot is left for it
-//     there, a read takes the bank's later bookings back (reads not issued yet) and they
-//     are booked again after it (take_back_for_hit). The last kPast rows of each bank are
+//     there, the access takes the bank's later bookings back (of its direction, not issued
+//     yet) and they are booked again after it (take_back_for_hit). The last kPast rows of each bank are
 //     remembered for this.
 //   - activations: tRC per bank, tRRD_S/L between ACTs and at most four per tFAW, on a
 //     per-pseudo-channel ACT timeline (so random traffic is tFAW-bound, 25-35 % of peak).
@@ -278,11 +278,16 @@ class FastDram final : public MemoryBackend {
   // A single access's data slot in pseudo-channel `pc`, in the earliest gap.
   Cycle place_slot(std::uint32_t pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
                    std::uint32_t group_last, Cycle limit = kNever, bool insert = true);
-  // A read to a row its bank closed for a later booking, queued while that row was open
+  // An access to a row its bank closed for a later booking, queued while that row was open
   // and not fitting before its precharge: FR-FCFS serves it first, so the bank's later
-  // bookings (reads in the journal, not issued) are taken back into Pc::rejoin and the
-  // bank restored; book_read books the read, then them again. Returns whether it did.
-  bool take_back_for_hit(std::uint32_t pc, const DecodedAddress& d, Cycle arrival, Cycle queued);
+  // bookings (of its direction, in that direction's journal, not issued) are taken back
+  // into Pc::rejoin and the bank restored; book_read / book_write books the access, and
+  // them again around it (book_taken_back). Returns whether it did.
+  bool take_back_for_hit(std::uint32_t pc, const DecodedAddress& d, bool write, Cycle arrival, Cycle queued);
+  // Books again the accesses take_back_for_hit took back: those of `row` (same_row) or the
+  // others, in their booking order. Returns the latest column of the writes it booked (0
+  // for reads).
+  Cycle book_taken_back(std::uint32_t pc, bool write, std::uint32_t row, bool same_row, Cycle arrival);
   bool rebooking_ = false;
   // A stream's data slot, after everything booked in pseudo-channel `pc` (its tail).
   // `bank_ready`: when its banks allow it to start; `exposed` of the wait past the tail counts
@@ -309,8 +314,10 @@ class FastDram final : public MemoryBackend {
   // Books a single write so that a read's arrival can take it back (Pc::wjournal) and
   // queues its completion; its row statistics are counted when it completes, unless
   // `counted` (an earlier booking's activation issued and was counted).
-  void book_write(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival, bool counted,
-                  std::uint64_t parent);
+  // Returns the latest column command of the writes it booked (this one, and those of its
+  // bank it took back and booked again).
+  Cycle book_write(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival, bool counted,
+                   std::uint64_t parent);
   // A read arrives at pseudo-channel `pc`: the controller leaves write mode once at most
   // write_low writes are left, so the journalled writes past those that have not issued go
   // back to the buffer. Returns whether any did.
