@@ -671,9 +671,10 @@ TEST(FastDram, RowStatisticsCountWhatTheControllerIssues) {
 // it keeps no row open for a later write of the batch to another row of its bank: that
 // one is a miss (its row closed with the first write's column), not a conflict with a PRE.
 // 48 reads (banks 0-15, rows 1-3) are waiting when 48 writes (rows 4-6) arrive: the 32
-// oldest drain, and rows 4 and 5 of each bank follow each other in the batch. (Before: the booked writes still counted
-// as queued, 16 more conflicts and PREs, and `sohusim mem --pattern mix:67 --size 32 --initiators 8 --outstanding 256`
-// counted 14130 conflicts against the controller's 3245.)
+// oldest drain, and rows 4 and 5 of each bank follow each other in the batch. (Before:
+// the booked writes still counted as queued, 16 more conflicts and PREs, and `sohusim mem
+// --pattern mix:67 --size 32 --initiators 8 --outstanding 256` counted 14130 conflicts
+// against the controller's 3245.)
 TEST(FastDram, ADrainedWriteKeepsNoRowOpen) {
   const std::vector<std::string> names = {"act", "pre", "rd", "wr", "row_hits", "row_misses", "row_conflicts"};
   Fixture f;

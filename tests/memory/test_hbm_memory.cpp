@@ -441,9 +441,9 @@ void compare_tlm(LoadPattern::Kind kind, std::uint32_t bytes, double reads, std:
   EXPECT_NEAR(fast / detailed, 1.0, tolerance);
 }
 
-// A 1056 B stride with 256 requests in flight per initiator: two of every eight requests
-// meet a row another one opened (31 strides earlier, from another initiator), and the
-// controller's queue holds both. FR-FCFS serves such a request before the bank's next row,
+// A 1056 B stride with 256 requests in flight per initiator: three of every eight 32 B
+// requests meet a row another one opened (31 strides earlier, from another initiator), and
+// the controller's queue holds both. FR-FCFS serves such a request before the bank's next row,
 // though that row's request came first; the fast model, booking in arrival order, opened
 // the row again for it: -32 % (32 B) and -24 % (64 B) on `sohusim mem --pattern
 // strided:1056 --initiators 8 --outstanding 256` before it served them as hits

@@ -38,8 +38,8 @@
 //     adaptive policy: before its last booked column), is a hit in that row, its column
 //     before the precharge the next activation needs. Where no column slot is left for it
 //     there, the access takes the bank's later bookings back (of its direction, not issued
-//     yet) and they are booked again after it (take_back_for_hit). The last kPast rows of each bank are
-//     remembered for this.
+//     yet) and they are booked again after it (take_back_for_hit). Each bank remembers its
+//     last four rows for this.
 //   - activations: tRC per bank, tRRD_S/L between ACTs and at most four per tFAW, on a
 //     per-pseudo-channel ACT timeline (so random traffic is tFAW-bound, 25-35 % of peak).
 //   - refresh as a duty cycle: all-bank, a blackout of tRP + tRFCab every tREFI in which
