@@ -36,6 +36,32 @@ struct Bank {
   Past past[kPast];
 };
 
+// Where an access to `row` of bank `b` is served if FR-FCFS takes it before the precharge
+// of that row, which the bank has been booked to close (Bank::past): the row's entry and
+// the window of its column command, from tRCD after the row's ACT (or its arrival) to the
+// last one whose recovery ends before the precharge. None (row null) if the bank has not
+// that row in its past or the access came too late for it: queued after its last column
+// booked (the adaptive policy's auto-precharge) or arriving after the precharge (open).
+struct PastHit {
+  Bank::Past* row = nullptr;
+  Cycle first = 0;    // earliest column cycle
+  Cycle last = 0;     // latest column cycle
+  bool fits = false;  // first <= last
+};
+
+PastHit past_hit(Bank& b, std::uint32_t row, bool write, bool adaptive, Cycle arrival, Cycle queued,
+                 const DramTimings& t) {
+  PastHit h;
+  Bank::Past* p = std::find_if(b.past, b.past + Bank::kPast, [&](const Bank::Past& x) { return x.row == row; });
+  if (p == b.past + Bank::kPast || (adaptive ? queued > p->last_col : arrival >= p->end)) return h;
+  const Cycle recovery = write ? t.CWL + t.burst_cycles + t.WR : t.RTP;
+  h.row = p;
+  h.first = std::max(arrival, p->act + (write ? t.RCDWR : t.RCDRD));
+  h.fits = p->end >= h.first + recovery;
+  h.last = h.fits ? p->end - recovery : 0;
+  return h;
+}
+
 // A booking on the data bus: column commands from `col` to `last_col` (one access, or a
 // stream of them), all of one direction.
 struct Slot {
@@ -191,6 +217,7 @@ struct FastDram::Pc {
   TimeQueue<Journalled> wjournal;  // writes, in booking order
   std::vector<Journalled> rebook;  // a drain's scratch
   std::vector<Journalled> rejoin;  // take_back_for_hit's: the bookings it took back, oldest first
+  std::vector<std::size_t> mine;   // take_back_for_hit's scratch: their journal positions, newest first
   Cycle drain_check = kNever;      // when a drain check is scheduled
   Cycle admit_check = kNever;      // when an admit check is scheduled
   // Write mode: the reads a drain took back, and those arriving after them, in arrival
@@ -647,17 +674,12 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
     // A row the bank has been booked to close, still open for this access (FR-FCFS serves
     // its hits before the precharge), if its column fits before the next ACT's tRP. Before
     // the adaptive close below: the bank's current row stays as it is.
-    for (Bank::Past& p : b.past) {
-      if (p.row != d.row) continue;
-      const bool kept = cp.page_policy == PagePolicy::Adaptive ? queued <= p.last_col : arrival < p.end;
-      if (!kept) break;
-      const Cycle recovery = write ? t.CWL + t.burst_cycles + t.WR : t.RTP;
-      const Cycle lo = std::max(arrival, p.act + (write ? t.RCDWR : t.RCDRD));
-      if (p.end < lo + recovery) break;
-      const Cycle col = place_slot(index, lo, 0, write, group, group, p.end - recovery);
-      if (col == kNever) break;
-      if (!row_survives(bank_index, p.act, col)) break;
-      p.last_col = std::max(p.last_col, col);
+    const PastHit h = past_hit(b, d.row, write, cp.page_policy == PagePolicy::Adaptive, arrival, queued, t);
+    const Cycle col = h.fits ? place_slot(index, h.first, 0, write, group, group, h.last) : kNever;
+    if (col != kNever && !row_survives(bank_index, h.row->act, col)) {
+      erase_booking(pc.slots, pc.acts, col, write, kNever);  // a refresh closes the row first
+    } else if (col != kNever) {
+      h.row->last_col = std::max(h.row->last_col, col);
       (write ? pc.write_cols : pc.read_cols).push(col);
       const Cycle data_end = col + (write ? t.CWL : t.CL) + t.burst_cycles;
       return Booking{data_end + cp.latency, col, kNever, RowOutcome::Hit};
@@ -773,23 +795,20 @@ bool FastDram::take_back_for_hit(std::uint32_t index, const DecodedAddress& d, b
   const DramTimings& t = spec_.timing;
   const std::uint32_t group = d.sid * spec_.org.bank_groups + d.bank_group;
   const std::uint32_t bank = group * spec_.org.banks_per_group + d.bank;
-  const Bank& b = pc.banks[bank];
+  Bank& b = pc.banks[bank];
   if (b.epoch != streams_[index].epoch || b.open_row == d.row) return false;
-  const Bank::Past* e = std::find_if(b.past, b.past + Bank::kPast, [&](const Bank::Past& p) { return p.row == d.row; });
-  if (e == b.past + Bank::kPast) return false;
-  if (cp.page_policy == PagePolicy::Adaptive ? queued > e->last_col : arrival >= e->end) return false;
-  const Cycle lo = std::max(arrival, e->act + (write ? t.RCDWR : t.RCDRD));
-  const Cycle recovery = write ? t.CWL + t.burst_cycles + t.WR : t.RTP;
-  if (!row_survives(bank, e->act, lo)) return false;
-  if (e->end >= lo + recovery && place_slot(index, lo, 0, write, group, group, e->end - recovery, false) != kNever) {
+  const PastHit h = past_hit(b, d.row, write, cp.page_policy == PagePolicy::Adaptive, arrival, queued, t);
+  if (h.row == nullptr || !row_survives(bank, h.row->act, h.first)) return false;
+  if (h.fits && place_slot(index, h.first, 0, write, group, group, h.last, false) != kNever) {
     return false;  // it fits before the precharge: book_access serves it there
   }
   // The bank's bookings since the row closed: every one must be of this direction and
   // still possible to take back (in its journal, its commands not issued).
-  const Cycle next_act = e->end + t.RP;
+  const Cycle next_act = h.row->end + t.RP;
   auto& journal = write ? pc.wjournal : pc.journal;
   while (!journal.empty() && journal.front().col <= now_) journal.pop_front();
-  std::vector<std::size_t> mine;  // journal positions, newest first
+  std::vector<std::size_t>& mine = pc.mine;  // journal positions, newest first
+  mine.clear();
   for (std::size_t i = journal.size(); i-- > 0;) {
     const Journalled& j = *(journal.begin() + static_cast<std::ptrdiff_t>(i));
     if (j.bank != bank) continue;
@@ -800,7 +819,7 @@ bool FastDram::take_back_for_hit(std::uint32_t index, const DecodedAddress& d, b
   if (mine.empty()) return false;
   const Journalled& oldest = *(journal.begin() + static_cast<std::ptrdiff_t>(mine.back()));
   const Journalled& newest = *(journal.begin() + static_cast<std::ptrdiff_t>(mine.front()));
-  if (oldest.act != next_act || oldest.before.open_row != d.row || oldest.before.act != e->act) return false;
+  if (oldest.act != next_act || oldest.before.open_row != d.row || oldest.before.act != h.row->act) return false;
   if (b.bookings != newest.after.bookings) return false;  // a later booking of the bank is not in the journal
   for (std::size_t i : mine) {
     const Journalled& j = *(journal.begin() + static_cast<std::ptrdiff_t>(i));

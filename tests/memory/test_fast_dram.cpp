@@ -742,6 +742,47 @@ TEST(FastDram, QueuedRowHitsGoBeforeALaterRowOfTheBank) {
   }
 }
 
+// A late access to a row its bank is booked to close is served there only if the row
+// survives to its column: one whose column would fall after the bank's REFpb is booked as
+// a miss after it, and the column slot it was offered is given back. Bank 0 (bank group 0)
+// reads row 1 with its column two cycles before its first REFpb falls due, then row 2 (an
+// ACT after the refresh) and, queued before row 1's column, row 1 again: that column would
+// come tCCD_L later, past the refresh. Sixteen reads to an open row of bank 8 that arrive
+// next complete at the same cycles with or without that late access. (Before: the offered
+// slot stayed booked with no access in it and delayed one of them.)
+TEST(FastDram, APastRowHitARefreshClosesLeavesNoSlotBehind) {
+  std::map<std::uint64_t, Cycle> with, without;
+  for (const bool late : {true, false}) {
+    Fixture f({"hbm.controller.refresh=perbank"});
+    const DramTimings& t = f.mem->spec().timing;
+    const DramOrganization& org = f.mem->spec().org;
+    const auto at = [&](std::uint32_t group, std::uint32_t row, std::uint32_t column) {
+      DecodedAddress d;
+      d.bank_group = group;
+      d.row = row;
+      d.column = column;
+      return f.mem->mapping().encode(d);
+    };
+    const Cycle due = t.refi_per_bank(org.banks_per_pc());  // bank 0's first REFpb
+    const Cycle a = due - t.RCDRD - 2;
+    f.mem->advance_to(a);
+    f.mem->enqueue(MemRequest{at(0, 1, 0), false, 0, 0});
+    f.mem->advance_to(a + 1);
+    f.mem->enqueue(MemRequest{at(0, 2, 0), false, 1, 0});
+    f.mem->advance_to(a + 2);
+    if (late) f.mem->enqueue(MemRequest{at(0, 1, 1), false, 2, 0});
+    f.mem->advance_to(a + 3);
+    for (std::uint32_t i = 0; i < 16; ++i) f.mem->enqueue(MemRequest{at(2, 5, i), false, 10 + i, 0});
+    f.run_to_completion();
+    ASSERT_EQ(f.completions, late ? 19u : 18u);
+    if (late) {
+      EXPECT_GT(f.done.at(2), due + t.RFCpb) << "the late read goes after the refresh";
+    }
+    for (std::uint64_t id = 10; id < 26; ++id) (late ? with : without)[id] = f.done.at(id);
+  }
+  EXPECT_EQ(with, without);
+}
+
 // The same, the read asking for the write's own address: the write, back in the queue,
 // answers it (forwarded), and still goes at the next read-free moment (there is no other
 // read to wait for).
