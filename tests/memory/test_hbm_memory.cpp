@@ -375,13 +375,17 @@ SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, FullStagingStopsTheRequestThere) {
 double tlm_stream_bandwidth(const char* fidelity, LoadPattern::Kind kind, std::uint32_t bytes, double reads,
                             counters::Registry& reg, const std::string& trace_path = {}, std::uint32_t requests = 1500,
                             std::uint32_t outstanding = 32, const std::string& refresh = "allbank",
-                            std::uint64_t stride = 4096) {
+                            std::uint64_t stride = 4096, std::uint32_t max_transactions = 0) {
   std::unique_ptr<counters::TraceRecorder> trace =
       std::make_unique<counters::TraceRecorder>(trace_path.empty() ? nullptr : counters::make_trace_writer(trace_path));
   const counters::TrackId proc = trace->enabled() ? trace->process_track("dev0") : 0;
   sim::Instrumentation inst{&reg, trace.get(), proc};
-  const sim::Config cfg = full_config({std::string("hbm.target.fidelity=") + fidelity,
-                                       "hbm.target.bandwidth_sample=1 us", "hbm.controller.refresh=" + refresh});
+  // The target holds every request the initiators keep in flight, as in `sohusim mem`,
+  // unless told otherwise (max_transactions).
+  const std::uint32_t held = max_transactions != 0 ? max_transactions : std::max(1024u, 8 * outstanding);
+  const sim::Config cfg =
+      full_config({std::string("hbm.target.fidelity=") + fidelity, "hbm.target.bandwidth_sample=1 us",
+                   "hbm.controller.refresh=" + refresh, "hbm.target.max_transactions=" + std::to_string(held)});
   HbmMemory mem("hbm", cfg, inst, "hbm");
   sim::MemoryManager mm;
   std::vector<std::unique_ptr<LoadInitiator>> inits;
@@ -411,7 +415,7 @@ double tlm_stream_bandwidth(const char* fidelity, LoadPattern::Kind kind, std::u
 
 void compare_tlm(LoadPattern::Kind kind, std::uint32_t bytes, double reads, std::uint32_t requests = 1500,
                  std::uint32_t outstanding = 32, const std::string& refresh = "allbank", double tolerance = 0.05,
-                 std::uint64_t stride = 4096) {
+                 std::uint64_t stride = 4096, std::uint32_t max_transactions = 0) {
   // Each run needs a kernel of its own: the detailed one in a nested child.
   double detailed = 0;
   {
@@ -420,8 +424,8 @@ void compare_tlm(LoadPattern::Kind kind, std::uint32_t bytes, double reads, std:
     const pid_t pid = fork();
     if (pid == 0) {
       counters::Registry reg;
-      const double bw =
-          tlm_stream_bandwidth("detailed", kind, bytes, reads, reg, {}, requests, outstanding, refresh, stride);
+      const double bw = tlm_stream_bandwidth("detailed", kind, bytes, reads, reg, {}, requests, outstanding, refresh,
+                                             stride, max_transactions);
       if (write(fds[1], &bw, sizeof bw) != sizeof bw) std::_Exit(2);
       std::_Exit(0);
     }
@@ -432,7 +436,8 @@ void compare_tlm(LoadPattern::Kind kind, std::uint32_t bytes, double reads, std:
     close(fds[1]);
   }
   counters::Registry reg;
-  const double fast = tlm_stream_bandwidth("fast", kind, bytes, reads, reg, {}, requests, outstanding, refresh, stride);
+  const double fast = tlm_stream_bandwidth("fast", kind, bytes, reads, reg, {}, requests, outstanding, refresh, stride,
+                                           max_transactions);
   const char* name = kind == LoadPattern::Kind::Stream    ? "stream"
                      : kind == LoadPattern::Kind::Strided ? "strided"
                                                           : "random";
@@ -448,12 +453,21 @@ void compare_tlm(LoadPattern::Kind kind, std::uint32_t bytes, double reads, std:
 // the row again for it: -32 % (32 B) and -24 % (64 B) on `sohusim mem --pattern
 // strided:1056 --initiators 8 --outstanding 256` before it served them as hits
 // (take_back_for_hit). With 64 B requests the initiators also drifted apart, so that a
-// request's partner came too late for any queue.
+// request's partner came too late for any queue. The target holds all 2048 requests.
 SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, FastMatchesDetailedThroughTlmStrided1056Deep32) {
   compare_tlm(LoadPattern::Kind::Strided, 32, 1.0, 25000, 256, "allbank", 0.05, 1056);
 }
 SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, FastMatchesDetailedThroughTlmStrided1056Deep64) {
   compare_tlm(LoadPattern::Kind::Strided, 64, 1.0, 12500, 256, "allbank", 0.05, 1056);
+}
+// The same 2048 requests offered to a target that holds its default 1024 (the rest wait
+// for END_REQ; admission goes round the initiators): a known gap, held to 10 %. The
+// detailed controller serves 31.4 % of the reads as row hits and the fast model 35.8 %
+// (refresh off; 37.5 % with every partner met), +5.3 % in bandwidth here, +4.5 to +8.6 %
+// for 20000-30000 requests per initiator, with and without refresh (docs/memory-frontend.md,
+// "Known gaps").
+SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, FastMatchesDetailedThroughTlmStrided1056DeepHalfHeld) {
+  compare_tlm(LoadPattern::Kind::Strided, 32, 1.0, 25000, 256, "allbank", 0.10, 1056, 1024);
 }
 SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, FastMatchesDetailedThroughTlmStream256) {
   compare_tlm(LoadPattern::Kind::Stream, 256, 1.0);
