@@ -36,6 +36,15 @@ struct Bank {
   Past past[kPast];
 };
 
+// An access's bank group (numbered over the pseudo-channel's stack IDs) and its bank, as
+// Pc::banks indexes them.
+std::uint32_t group_of(const DecodedAddress& d, const DramOrganization& org) {
+  return d.sid * org.bank_groups + d.bank_group;
+}
+std::uint32_t bank_of(const DecodedAddress& d, const DramOrganization& org) {
+  return group_of(d, org) * org.banks_per_group + d.bank;
+}
+
 // Where an access to `row` of bank `b` is served if FR-FCFS takes it before the precharge
 // of that row, which the bank has been booked to close (Bank::past): the row's entry and
 // the window of its column command, from tRCD after the row's ACT (or its arrival) to the
@@ -149,6 +158,7 @@ struct Waiting {
   MemRequest request;
   DecodedAddress where;
   std::uint64_t parent;
+  bool counted = false;  // a read a drain took back after its activation had issued (counted then)
 };
 
 // A read booked since the pseudo-channel's last booking of anything else: with its bank as
@@ -503,8 +513,7 @@ Cycle FastDram::place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_
     auto it = from;
     for (; it != acts.end() && it->at < c + faw; ++it) {
       const Cycle rrd = it->group == group ? t.RRD_L : t.RRD_S;
-      const Cycle lo = it->at > rrd ? it->at - rrd : 0;
-      if (c > lo && c < it->at + rrd) {
+      if (c + rrd > it->at && c < it->at + rrd) {
         c = it->at + rrd;
         break;
       }
@@ -654,8 +663,8 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
   const DramTimings& t = spec_.timing;
   const DramOrganization& org = spec_.org;
   const ControllerParams& cp = params_.controller;
-  const std::uint32_t group = d.sid * org.bank_groups + d.bank_group;
-  const std::uint32_t bank_index = group * org.banks_per_group + d.bank;
+  const std::uint32_t group = group_of(d, org);
+  const std::uint32_t bank_index = bank_of(d, org);
   Bank& b = pc.banks[bank_index];
 
   if (b.epoch != streams_[index].epoch) {
@@ -740,6 +749,12 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
   return Booking{data_end + cp.latency, col, act, outcome};
 }
 
+FastDram::RowOutcome FastDram::commands_only(RowOutcome outcome) {
+  return outcome == RowOutcome::Miss       ? RowOutcome::Reopened
+         : outcome == RowOutcome::Conflict ? RowOutcome::Reconflict
+                                           : RowOutcome::Counted;
+}
+
 void FastDram::count_row(std::uint32_t index, RowOutcome outcome) {
   // The access's row outcome, once, then the commands its booking needed: a PRE for a
   // conflict, an ACT for anything but a hit (Reopened / Reconflict: only the commands).
@@ -775,7 +790,7 @@ FastDram::Booking FastDram::book_journalled(std::uint32_t index, const MemReques
   // direction's can no longer be either, this one being booked after them.
   while (!own.empty() && own.front().col <= now_) own.pop_front();
   (write ? pc.journal : pc.wjournal).clear();
-  const std::uint32_t bank = (d.sid * spec_.org.bank_groups + d.bank_group) * spec_.org.banks_per_group + d.bank;
+  const std::uint32_t bank = bank_of(d, spec_.org);
   Journalled j{request, d, pc.banks[bank], {}, bank, kNever, 0, next_ticket_++};
   j.parent = parent;
   const Booking b = book_access(index, d, write, arrival, request.arrival);
@@ -793,8 +808,8 @@ bool FastDram::take_back_for_hit(std::uint32_t index, const DecodedAddress& d, b
   if (cp.page_policy == PagePolicy::Closed || cp.scheduler != SchedulerKind::FrFcfs) return false;
   Pc& pc = *pcs_[index];
   const DramTimings& t = spec_.timing;
-  const std::uint32_t group = d.sid * spec_.org.bank_groups + d.bank_group;
-  const std::uint32_t bank = group * spec_.org.banks_per_group + d.bank;
+  const std::uint32_t group = group_of(d, spec_.org);
+  const std::uint32_t bank = bank_of(d, spec_.org);
   Bank& b = pc.banks[bank];
   if (b.epoch != streams_[index].epoch || b.open_row == d.row) return false;
   const PastHit h = past_hit(b, d.row, write, cp.page_policy == PagePolicy::Adaptive, arrival, queued, t);
@@ -847,20 +862,18 @@ Cycle FastDram::book_taken_back(std::uint32_t index, bool write, std::uint32_t r
   Cycle last_col = 0;
   for (const Journalled& j : pcs_[index]->rejoin) {
     if ((j.where.row == row) != same_row) continue;
+    const bool counted = recounted(static_cast<RowOutcome>(j.outcome));
     if (!write) {
-      book_read(index, j.request, j.where, arrival, j.parent);
+      book_read(index, j.request, j.where, arrival, j.parent, counted);
       continue;
     }
-    const auto outcome = static_cast<RowOutcome>(j.outcome);
-    const bool counted =
-        outcome == RowOutcome::Counted || outcome == RowOutcome::Reopened || outcome == RowOutcome::Reconflict;
     last_col = std::max(last_col, book_write(index, j.request, j.where, arrival, counted, j.parent));
   }
   return last_col;
 }
 
 void FastDram::book_read(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
-                         std::uint64_t parent) {
+                         std::uint64_t parent, bool counted) {
   Pc& pc = *pcs_[index];
   const bool moved = !rebooking_ && take_back_for_hit(index, d, false, arrival, request.arrival);
   if (moved) {
@@ -869,7 +882,10 @@ void FastDram::book_read(std::uint32_t index, const MemRequest& request, const D
   }
   const Booking b = book_journalled(index, request, d, false, arrival, parent);
   pc.last_read_col = std::max(pc.last_read_col, b.col);
-  done_.push(Done{b.done, seq_++, request, index, Event::Completion, b.outcome, pc.journal.back().ticket, parent});
+  Journalled& j = pc.journal.back();
+  j.outcome = static_cast<std::uint8_t>(counted ? commands_only(b.outcome) : b.outcome);
+  done_.push(
+      Done{b.done, seq_++, request, index, Event::Completion, static_cast<RowOutcome>(j.outcome), j.ticket, parent});
   if (moved) {
     book_taken_back(index, false, d.row, false, arrival);
     pc.rejoin.clear();
@@ -888,12 +904,7 @@ Cycle FastDram::book_write(std::uint32_t index, const MemRequest& request, const
   }
   const Booking b = book_journalled(index, request, d, true, arrival, parent);
   Journalled& j = pc.wjournal.back();
-  RowOutcome outcome = b.outcome;
-  if (counted) {
-    outcome = b.outcome == RowOutcome::Miss       ? RowOutcome::Reopened
-              : b.outcome == RowOutcome::Conflict ? RowOutcome::Reconflict
-                                                  : RowOutcome::Counted;
-  }
+  const RowOutcome outcome = counted ? commands_only(b.outcome) : b.outcome;
   j.outcome = static_cast<std::uint8_t>(outcome);
   done_.push(Done{b.done, seq_++, request, index, Event::Completion, outcome, j.ticket, parent});
   last_col = std::max(last_col, b.col);
@@ -934,10 +945,7 @@ bool FastDram::take_back_writes(std::uint32_t index) {
     erase_booking(pc.slots, pc.acts, j.col, true, activated ? kNever : j.act);
     cancelled_.insert(j.ticket);
     pc.write_cancelled.push(j.col);
-    const auto outcome = static_cast<RowOutcome>(j.outcome);
-    const bool recounted =
-        outcome == RowOutcome::Counted || outcome == RowOutcome::Reopened || outcome == RowOutcome::Reconflict;
-    back.push_back(Buffered{j.request, j.where, activated || recounted, j.parent});
+    back.push_back(Buffered{j.request, j.where, activated || recounted(static_cast<RowOutcome>(j.outcome)), j.parent});
     wj.pop_back();
   }
   pc.buffered.insert(pc.buffered.begin(), back.rbegin(), back.rend());
@@ -1028,7 +1036,7 @@ void FastDram::resume_reads(std::uint32_t index) {
   Pc& pc = *pcs_[index];
   std::vector<Waiting> held;
   held.swap(pc.held);
-  for (const Waiting& r : held) book_read(index, r.request, r.where, now_, r.parent);
+  for (const Waiting& r : held) book_read(index, r.request, r.where, now_, r.parent, r.counted);
   if (!pc.buffered.empty() && pc.drain_check == kNever) schedule_drain_check(index, std::max(now_, pc.last_read_col));
 }
 
@@ -1096,18 +1104,57 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
     const Journalled& j = *it;
     pc.banks[j.bank] = j.before;
     if (j.col <= at) continue;  // issued (it filled a gap before `at`): it stays
-    erase_booking(pc.slots, pc.acts, j.col, false, j.act);
+    // A read whose activation has issued keeps it: the row stays open for the read, which
+    // goes after the writes (a hit unless a write of the batch closes that row), and the
+    // activation and the row outcome are counted now.
+    const bool activated = j.act != kNever && j.act < at;
+    erase_booking(pc.slots, pc.acts, j.col, false, activated ? kNever : j.act);
+    if (activated) count_row(index, static_cast<RowOutcome>(j.outcome));
     cancelled_.insert(j.ticket);
     pc.read_cancelled.push(j.col);
     redo.push_back(j);
   }
   for (auto it = first; it != journal.end(); ++it) {
-    if (it->col <= at) pc.banks[it->bank] = it->after;  // the issued ones' banks, as they left them
+    if (it->col <= at) {
+      pc.banks[it->bank] = it->after;  // the issued ones' banks, as they left them
+    } else if (it->act != kNever && it->act < at) {
+      Bank& b = pc.banks[it->bank];
+      b = it->after;  // its row open, from its activation; no column issued on it yet
+      b.pre_allowed = it->act + spec_.timing.RAS;
+    }
   }
   journal.clear();
   const std::size_t n = pc.buffered.size() - keep;
-  Cycle last_col = at;
+  Cycle last_col = std::max(at, pc.write_mode_end);  // writes joining a batch end no sooner than it
+  const DramTimings& t = spec_.timing;
+  const DramOrganization& org = spec_.org;
   for (std::size_t i = 0; i < n; ++i) {
+    if (keep > 0) {
+      // FR-FCFS in write mode: the oldest write whose bank is ready goes first, so the
+      // writes left at write_low are those whose banks are busiest.
+      std::size_t best = i;
+      Cycle best_ready = kNever;
+      for (std::size_t k = i; k < pc.buffered.size(); ++k) {
+        const DecodedAddress& d = pc.buffered[k].where;
+        const Bank& b = pc.banks[bank_of(d, org)];
+        Cycle ready;
+        if (b.open_row == d.row) {
+          ready = b.act + t.RCDWR;
+        } else if (b.open_row != kClosed) {
+          ready = std::max(b.pre_allowed + t.RP, b.act + t.RC);
+        } else {
+          ready = b.act_allowed;
+        }
+        ready = std::max(ready, at);
+        if (ready < best_ready) {
+          best_ready = ready;
+          best = k;
+        }
+      }
+      std::rotate(pc.buffered.begin() + static_cast<std::ptrdiff_t>(i),
+                  pc.buffered.begin() + static_cast<std::ptrdiff_t>(best),
+                  pc.buffered.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+    }
     const Buffered& w = pc.buffered[i];
     pc.drained = i + 1;  // booked: no longer a queued write that keeps its row open
     last_col = std::max(last_col, book_write(index, w.request, w.where, at, w.counted, w.parent));
@@ -1118,7 +1165,11 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
     pc.last_read_col = at;
     // In arrival order, before the reads held already (none was booked meanwhile).
     std::vector<Waiting> back;
-    for (auto it = redo.rbegin(); it != redo.rend(); ++it) back.push_back(Waiting{it->request, it->where, it->parent});
+    for (auto it = redo.rbegin(); it != redo.rend(); ++it) {
+      const bool activated = it->act != kNever && it->act < at;
+      back.push_back(
+          Waiting{it->request, it->where, it->parent, activated || recounted(static_cast<RowOutcome>(it->outcome))});
+    }
     pc.held.insert(pc.held.begin(), back.begin(), back.end());
   }
   if (!pc.held.empty()) schedule_resume(index, last_col);
@@ -1297,7 +1348,7 @@ void FastDram::stream_visits(std::uint64_t j0, std::uint64_t groups) {
         d.bank = hd.bank | l.bank;
         d.row = hd.row;
       }
-      const std::uint32_t bank = (d.sid * org.bank_groups + d.bank_group) * org.banks_per_group + d.bank;
+      const std::uint32_t bank = bank_of(d, org);
       const Cycle first_col = (first - j0) * per_group;
       const Cycle last_col = (last - j0) * per_group + (inner_ - 1) * stream_gap_;
       std::int32_t& slot = visit_of_bank_[bank];

@@ -856,6 +856,119 @@ TEST(FastDram, ReadsHeldInWriteModeActivateAfterItsLastWrite) {
   EXPECT_EQ(f.stat("row_hits") + f.stat("row_misses") + f.stat("row_conflicts"), std::uint64_t{reads + writes + 1});
 }
 
+// Runs the same requests through the fast model and DramSystem (refresh off): `script`
+// enqueues them (and may advance time); returns each model's completion cycle per id.
+using Script = std::function<void(MemoryBackend&, const Fixture&)>;
+std::pair<std::map<std::uint64_t, Cycle>, std::map<std::uint64_t, Cycle>> play_both(Fixture& f, counters::Registry& reg,
+                                                                                    const Script& script) {
+  const auto detailed = DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", {"hbm.controller.refresh=off"}),
+                                                counters::Scope(reg, "d"));
+  std::map<std::uint64_t, Cycle> done[2];
+  for (int k = 0; k < 2; ++k) {
+    MemoryBackend& m = k == 0 ? static_cast<MemoryBackend&>(*f.mem) : static_cast<MemoryBackend&>(*detailed);
+    m.set_completion([&done, k](const MemRequest& r, Cycle at) { done[k][r.id] = at; });
+    script(m, f);
+    while (m.next_event() != kNever) m.advance_to(m.next_event());
+  }
+  return {done[0], done[1]};
+}
+
+// At cycle 0, read 0 to bank `read_bank` of pseudo-channel 0 and 48 writes (ids 100-147):
+// 16 to rows 10-25 of bank 0, then 32 to banks 1 to `other_banks`, a row each visit.
+void read_behind_busy_bank(MemoryBackend& m, const Fixture& fx, std::uint32_t read_bank, std::uint32_t other_banks) {
+  m.enqueue(MemRequest{fx.pc0(read_bank), false, 0, 0});
+  for (std::uint32_t i = 0; i < 48; ++i) {
+    const std::uint32_t k = i - 16;
+    const std::uint32_t a = i < 16 ? 16 * (10 + i) : 16 * (10 + k / other_banks) + 1 + k % other_banks;
+    m.enqueue(MemRequest{fx.pc0(a), true, 100 + i, 0});
+  }
+}
+
+// tRRD holds from the first cycle: two reads at cycle 0 to two banks of one bank group
+// activate tRRD_L apart and complete when DramSystem's do. (Before: both activated at
+// cycle 0, the spacing check skipping an ACT at cycle 0.)
+TEST(FastDram, ActivationsAtCycleZeroKeepTRRD) {
+  Fixture f;
+  counters::Registry reg;
+  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+    m.enqueue(MemRequest{fx.pc0(0), false, 0, 0});
+    m.enqueue(MemRequest{fx.pc0(1), false, 1, 0});
+  });
+  EXPECT_EQ(fast, detailed);
+}
+
+// In write mode FR-FCFS takes the oldest write whose bank is ready, so the writes left at
+// write_low are those of the busiest bank, not the newest. A read to bank 1 waits while
+// 48 writes arrive at cycle 0: 16 to rows of bank 0 (each needs the bank for about tRC
+// after the one before), then 32 to banks 1-15. Which writes complete after the read (the
+// ones write mode left) is DramSystem's set: 14 of bank 0's and two others; the read
+// completes before bank 0's third write. (Before: the batch was the 32 oldest, all 16 of
+// bank 0's among them, and the read waited for them: about 1400 cycles.)
+TEST(FastDram, WriteModeLeavesTheWritesOfBusyBanks) {
+  Fixture f;
+  counters::Registry reg;
+  const auto [fast, detailed] =
+      play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) { read_behind_busy_bank(m, fx, 1, 15); });
+  const auto left = [](const std::map<std::uint64_t, Cycle>& done) {
+    std::vector<std::uint64_t> ids;
+    for (const auto& [id, at] : done) {
+      if (id >= 100 && at > done.at(0)) ids.push_back(id);
+    }
+    return ids;
+  };
+  EXPECT_EQ(left(fast), left(detailed));
+  EXPECT_EQ(left(fast).size(), 16u);
+  EXPECT_LT(fast.at(0), fast.at(102));
+  EXPECT_NEAR(static_cast<double>(fast.at(0)), static_cast<double>(detailed.at(0)), 20.0);
+}
+
+// A read whose activation has issued when write mode begins keeps its row: it goes after
+// the writes as a hit, with no second activation. Read 0 (bank 0) activates at cycle 0;
+// at cycle 2, before its column command, 48 writes to banks 1-15 start write mode. Its
+// column comes less than tRCDRD after the batch's last write column, and the counters are
+// DramSystem's. (Before: the drain took its activation back and it activated again after
+// the writes.)
+TEST(FastDram, WriteModeKeepsTheRowAReadActivated) {
+  Fixture f;
+  counters::Registry reg;
+  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+    m.enqueue(MemRequest{fx.pc0(0), false, 0, 0});
+    m.advance_to(2);
+    for (std::uint32_t i = 0; i < 48; ++i)
+      m.enqueue(MemRequest{fx.pc0(16 + 16 * (i / 15) + 1 + i % 15), true, 100 + i, 0});
+  });
+  const DramTimings& t = f.mem->spec().timing;
+  const Cycle latency = f.mem->params().controller.latency;
+  const Cycle read_col = fast.at(0) - t.CL - t.burst_cycles - latency;
+  Cycle last_write_col = 0;  // of the writes before the read
+  for (const auto& [id, at] : fast) {
+    const Cycle col = at - t.CWL - t.burst_cycles - latency;
+    if (id >= 100 && col < read_col) last_write_col = std::max(last_write_col, col);
+  }
+  EXPECT_LT(read_col, last_write_col + t.RCDRD);
+  for (const char* n : {"act", "pre", "row_hits", "row_misses", "row_conflicts"}) {
+    EXPECT_EQ(f.stat(n), static_cast<std::uint64_t>(reg.value(std::string("d.s0.ch0.pc0.") + n))) << n;
+  }
+  EXPECT_NEAR(static_cast<double>(fast.at(0)), static_cast<double>(detailed.at(0)), 20.0);
+}
+
+// Write mode lasts until its batch's last write, whatever the writes that join it book. A
+// read to bank 12 waits while 48 writes arrive at cycle 0 (16 to bank 0, 32 to banks 1-7);
+// at cycle 1 one more, to the idle bank 8, joins the batch with an early column. The read
+// completes when DramSystem's does, after the batch. (Before: the joining write's column
+// was taken for the end of write mode and the read went at 195 instead of 379.)
+TEST(FastDram, AWriteJoiningEarlyDoesNotEndWriteMode) {
+  Fixture f;
+  counters::Registry reg;
+  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+    read_behind_busy_bank(m, fx, 12, 7);
+    m.advance_to(1);
+    m.enqueue(MemRequest{fx.pc0(16 * 40 + 8), true, 200, 0});
+  });
+  EXPECT_LT(fast.at(200), fast.at(0));
+  EXPECT_EQ(fast.at(0), detailed.at(0));
+}
+
 // Accesses of bulk requests booked access by access enter the controller's queues as the
 // detailed model's target hands them over: a full queue leaves them waiting at its door,
 // in order, and takes each as an entry frees (when a column command issues). 40 bulk reads

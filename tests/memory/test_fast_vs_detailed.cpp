@@ -26,12 +26,10 @@ struct Case {
   std::string name;
   std::vector<std::string> sets;
   DrivenPattern pattern;
-  // The bound this case is held to: 5 %, except for the known gap (docs/memory-frontend.md,
-  // "Known gaps"): a stride that rotates each pseudo-channel over its banks with a new row
-  // per visit, where every bank is at tRC and the pseudo-channel at tFAW. Booking each
-  // access at arrival, the fast model chooses which bank activates next differently from
-  // FR-FCFS and loses 4-8 % (with all reads, its activations and row hits within 1 % of
-  // the detailed model's); with 80 % reads held to 10 % so that a regression still fails it.
+  // The bound this case is held to: 5 % (a case with a known gap would say so here and in
+  // docs/memory-frontend.md, "Known gaps"; none has one now: the 1056 B stride with 80 %
+  // reads, held to 10 % at -7.7 %, is at +0.6 % since write mode takes the writes of ready
+  // banks first, 2026-12-02).
   double tolerance = 0.05;
 };
 
@@ -93,7 +91,7 @@ std::vector<Case> shared_patterns() {
       {"strided 1056 B read, refresh off",
        {"hbm.controller.refresh=off"},
        pattern(K::Strided, 1.0, 8, 256, n / 2, 1056)},
-      {"strided 1056 B 80% read", {}, pattern(K::Strided, 0.8, 8, 256, n / 2, 1056), 0.10},
+      {"strided 1056 B 80% read", {}, pattern(K::Strided, 0.8, 8, 256, n / 2, 1056)},
       {"strided 2080 B 80% read", {}, pattern(K::Strided, 0.8, 4, 512, n / 2, 2080)},
       {"random read", {}, pattern(K::Random, 1.0, 4, 512, n)},
       {"random read, refresh off", {"hbm.controller.refresh=off"}, pattern(K::Random, 1.0, 4, 512, n)},

@@ -52,8 +52,13 @@
 //     back (a journal of the pseudo-channel's read bookings since its last other booking;
 //     each restores the bank state it found) and held, with the reads arriving meanwhile,
 //     until the last write's column command: in write mode the controller serves its write
-//     queue only, and writes joining the batch do not move the held reads again. A read's
-//     row statistics are therefore counted when it completes. A read to a buffered write's
+//     queue only, and writes joining the batch do not move the held reads again nor end
+//     the mode before the batch's last column. A read whose ACT has issued keeps it and
+//     its row (a hit after the writes unless one of them closes the row). The batch is
+//     chosen as FR-FCFS serves write mode: the buffered write whose bank is ready first
+//     (the oldest on a tie), one at a time, so that the writes left at write_low are
+//     those of the busiest banks. A read's row statistics are counted when it completes
+//     (or when a drain keeps its issued ACT). A read to a buffered write's
 //     address is served from it (write_forward_latency). Write mode lasts while more than
 //     write_low writes are left: a write arriving during a drain to write_low joins it. A
 //     read ends write mode: the writes booked while no read waited (a journal of their
@@ -308,9 +313,10 @@ class FastDram final : public MemoryBackend {
   Booking book_journalled(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, bool write,
                           Cycle arrival, std::uint64_t parent);
   // Books a read from `enqueue` so that a drain can take it back (Pc::journal) and queues
-  // its completion; row statistics are counted when it completes.
+  // its completion; row statistics are counted when it completes, unless `counted` (a
+  // drain took back an earlier booking whose activation had issued, and counted it).
   void book_read(std::uint32_t pc, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
-                 std::uint64_t parent);
+                 std::uint64_t parent, bool counted = false);
   // Books a single write so that a read's arrival can take it back (Pc::wjournal) and
   // queues its completion; its row statistics are counted when it completes, unless
   // `counted` (an earlier booking's activation issued and was counted).
@@ -327,6 +333,12 @@ class FastDram final : public MemoryBackend {
   // Returns the last booked write's column command cycle (`at` if none was booked).
   Cycle drain(std::uint32_t pc, std::size_t keep, Cycle at);
   void count_row(std::uint32_t pc, RowOutcome outcome);
+  // The outcome of a booking whose row outcome an earlier one counted: its commands only.
+  static RowOutcome commands_only(RowOutcome outcome);
+  // Whether a booking's outcome was counted before it (it counts its commands only).
+  static bool recounted(RowOutcome outcome) {
+    return outcome == RowOutcome::Counted || outcome == RowOutcome::Reopened || outcome == RowOutcome::Reconflict;
+  }
   // Books a bulk request's `accesses` in pseudo-channel `pc`; `bank_ready`: the cycle its
   // banks allow it to start at (0: any); `opens_rows`: see append_stream. Raises bulk_col_
   // to its first column.
