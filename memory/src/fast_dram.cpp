@@ -1099,17 +1099,18 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   while (first != journal.end() && first->col <= at) ++first;
   auto& redo = pc.rebook;
   redo.clear();  // newest first
+  // A read whose activation has issued keeps it: the row stays open for the read, which
+  // goes after the writes (a hit unless a write of the batch closes that row), and the
+  // activation and the row outcome are counted now. (An ACT booked for `at` itself has
+  // not issued: the controller sees this cycle's writes first.)
+  const auto activated = [at](const Journalled& j) { return j.act != kNever && j.act < at; };
   for (auto it = journal.end(); it != first;) {
     --it;
     const Journalled& j = *it;
     pc.banks[j.bank] = j.before;
     if (j.col <= at) continue;  // issued (it filled a gap before `at`): it stays
-    // A read whose activation has issued keeps it: the row stays open for the read, which
-    // goes after the writes (a hit unless a write of the batch closes that row), and the
-    // activation and the row outcome are counted now.
-    const bool activated = j.act != kNever && j.act < at;
-    erase_booking(pc.slots, pc.acts, j.col, false, activated ? kNever : j.act);
-    if (activated) count_row(index, static_cast<RowOutcome>(j.outcome));
+    erase_booking(pc.slots, pc.acts, j.col, false, activated(j) ? kNever : j.act);
+    if (activated(j)) count_row(index, static_cast<RowOutcome>(j.outcome));
     cancelled_.insert(j.ticket);
     pc.read_cancelled.push(j.col);
     redo.push_back(j);
@@ -1117,7 +1118,7 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   for (auto it = first; it != journal.end(); ++it) {
     if (it->col <= at) {
       pc.banks[it->bank] = it->after;  // the issued ones' banks, as they left them
-    } else if (it->act != kNever && it->act < at) {
+    } else if (activated(*it)) {
       Bank& b = pc.banks[it->bank];
       b = it->after;  // its row open, from its activation; no column issued on it yet
       b.pre_allowed = it->act + spec_.timing.RAS;
@@ -1166,9 +1167,8 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
     // In arrival order, before the reads held already (none was booked meanwhile).
     std::vector<Waiting> back;
     for (auto it = redo.rbegin(); it != redo.rend(); ++it) {
-      const bool activated = it->act != kNever && it->act < at;
-      back.push_back(
-          Waiting{it->request, it->where, it->parent, activated || recounted(static_cast<RowOutcome>(it->outcome))});
+      back.push_back(Waiting{it->request, it->where, it->parent,
+                             activated(*it) || recounted(static_cast<RowOutcome>(it->outcome))});
     }
     pc.held.insert(pc.held.begin(), back.begin(), back.end());
   }

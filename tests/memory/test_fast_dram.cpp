@@ -878,7 +878,7 @@ std::pair<std::map<std::uint64_t, Cycle>, std::map<std::uint64_t, Cycle>> play_b
 void read_behind_busy_bank(MemoryBackend& m, const Fixture& fx, std::uint32_t read_bank, std::uint32_t other_banks) {
   m.enqueue(MemRequest{fx.pc0(read_bank), false, 0, 0});
   for (std::uint32_t i = 0; i < 48; ++i) {
-    const std::uint32_t k = i - 16;
+    const std::uint32_t k = i < 16 ? 0 : i - 16;  // among the other banks' writes
     const std::uint32_t a = i < 16 ? 16 * (10 + i) : 16 * (10 + k / other_banks) + 1 + k % other_banks;
     m.enqueue(MemRequest{fx.pc0(a), true, 100 + i, 0});
   }
