@@ -94,6 +94,7 @@ template <typename T>
 class TimeQueue {
  public:
   using iterator = typename std::vector<T>::iterator;
+  using const_iterator = typename std::vector<T>::const_iterator;
   bool empty() const { return head_ == v_.size(); }
   std::size_t size() const { return v_.size() - head_; }
   T& front() { return v_[head_]; }
@@ -101,6 +102,8 @@ class TimeQueue {
   const T& back() const { return v_.back(); }
   iterator begin() { return v_.begin() + static_cast<std::ptrdiff_t>(head_); }
   iterator end() { return v_.end(); }
+  const_iterator begin() const { return v_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  const_iterator end() const { return v_.end(); }
   void push_back(const T& x) { v_.push_back(x); }
   void insert(iterator at, const T& x) { v_.insert(at, x); }
   void erase(iterator at) { v_.erase(at); }
@@ -496,8 +499,9 @@ Cycle FastDram::spec_gap(bool a_write, bool b_write, bool same_group, double sca
   return std::max<Cycle>(t.burst_cycles, static_cast<Cycle>(std::llround(static_cast<double>(wtr) * scale)));
 }
 
-Cycle FastDram::place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened,
-                          Cycle precharged) {
+Cycle FastDram::place_act(std::uint32_t index, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened,
+                          Cycle precharged, bool shared_buses) {
+  Pc& pc = *pcs_[index];
   const DramTimings& t = spec_.timing;
   const Cycle faw = faw_;
   auto& acts = pc.acts;
@@ -537,7 +541,9 @@ Cycle FastDram::place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_
         break;
       }
     }
-    if (!moved && c == before) break;
+    if (moved || c != before) continue;
+    if (shared_buses) c = row_bus_free(index, c);
+    if (c == before) break;
   }
   const auto at = std::upper_bound(acts.begin(), acts.end(), c, [](Cycle v, const Act& a) { return v < a.at; });
   acts.insert(at, Act{c, group});
@@ -601,8 +607,47 @@ void FastDram::flush_tail(std::uint32_t index) {
   st.tail = false;
 }
 
+bool FastDram::contends_for_buses(const Pc& pc, bool write) const {
+  return spec_.org.pseudo_channels > 1 && pc.queued(write, now_) < spec_.org.banks_per_pc();
+}
+
+Cycle FastDram::row_bus_free(std::uint32_t index, Cycle c) const {
+  const std::uint32_t per = spec_.org.pseudo_channels;
+  const std::uint32_t first = index / per * per;
+  const Cycle hold = spec_.timing.ACT_bus;
+  for (std::uint32_t s = first; s < first + per; ++s) {
+    if (s == index) continue;
+    // An ACT of the sibling at a holds the bus over [a, a + hold); this one needs [c, c + hold).
+    const auto& acts = pcs_[s]->acts;
+    const auto it = std::lower_bound(acts.begin(), acts.end(), c + 1 > hold ? c + 1 - hold : 0,
+                                     [](const Act& a, Cycle v) { return a.at < v; });
+    if (it != acts.end() && it->at < c + hold) return it->at + hold;
+  }
+  return c;
+}
+
+Cycle FastDram::column_bus_slot(std::uint32_t index, Cycle c) const {
+  const std::uint32_t per = spec_.org.pseudo_channels;
+  const std::uint32_t first = index / per * per;
+  const Cycle w = params_.calibration.column_bus_window;
+  const Cycle from = c > w ? c - w : 0;
+  for (std::uint32_t s = first; s < first + per; ++s) {
+    if (s == index) continue;
+    const StreamState& st = streams_[s];
+    bool near = st.tail && st.col <= c + w && st.last_col >= from;
+    if (!near) {
+      const auto& slots = pcs_[s]->slots;
+      const auto it =
+          std::lower_bound(slots.begin(), slots.end(), from, [](const Slot& x, Cycle v) { return x.last_col < v; });
+      near = it != slots.end() && it->col <= c + w;
+    }
+    if (near) return c + (index % per + per - c % per) % per;
+  }
+  return c;
+}
+
 Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
-                           std::uint32_t group_last, Cycle limit, bool insert) {
+                           std::uint32_t group_last, bool shared_buses, Cycle limit, bool insert) {
   // `length`: cycles from the first to the last column command of the booking.
   flush_tail(index);  // the slot list then holds every booking, in order
   auto& slots = pcs_[index]->slots;
@@ -647,6 +692,7 @@ Cycle FastDram::place_slot(std::uint32_t index, Cycle ready, Cycle length, bool 
         c = it->last_col + gap(it->write, it->group_last, write, group_first);
       }
     }
+    if (c == before && shared_buses) c = column_bus_slot(index, c);
     if (c == before) break;
     if (c > limit) return kNever;
   }
@@ -674,6 +720,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
   }
   const Bank::Past previous{b.open_row, b.act, b.last_col, 0};
   ++b.bookings;
+  const bool shared_buses = contends_for_buses(pc, write);
   bool open = b.open_row != kClosed && cp.page_policy != PagePolicy::Closed;
   if (open && !row_survives(bank_index, b.act, arrival)) {
     open = false;  // a refresh closed it
@@ -684,7 +731,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
     // its hits before the precharge), if its column fits before the next ACT's tRP. Before
     // the adaptive close below: the bank's current row stays as it is.
     const PastHit h = past_hit(b, d.row, write, cp.page_policy == PagePolicy::Adaptive, arrival, queued, t);
-    const Cycle col = h.fits ? place_slot(index, h.first, 0, write, group, group, h.last) : kNever;
+    const Cycle col = h.fits ? place_slot(index, h.first, 0, write, group, group, shared_buses, h.last) : kNever;
     if (col != kNever && !row_survives(bank_index, h.row->act, col)) {
       erase_booking(pc.slots, pc.acts, col, write, kNever);  // a refresh closes the row first
     } else if (col != kNever) {
@@ -725,7 +772,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
     } else {
       outcome = RowOutcome::Miss;
     }
-    act = place_act(pc, act_lower, group, bank_index, b.act, b.pre_allowed + t.RP);
+    act = place_act(index, act_lower, group, bank_index, b.act, b.pre_allowed + t.RP, shared_buses);
     if (previous.row != kClosed) {
       std::copy_backward(b.past, b.past + Bank::kPast - 1, b.past + Bank::kPast);
       b.past[0] = previous;
@@ -737,7 +784,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
     b.act_allowed = act + t.RC;
     col_ready = act + (write ? t.RCDWR : t.RCDRD);
   }
-  const Cycle col = place_slot(index, col_ready, 0, write, group, group);
+  const Cycle col = place_slot(index, col_ready, 0, write, group, group, shared_buses);
   (write ? pc.write_cols : pc.read_cols).push(col);
   b.last_col = std::max(b.last_col, col);
   const Cycle data_end = col + (write ? t.CWL : t.CL) + t.burst_cycles;
@@ -814,7 +861,8 @@ bool FastDram::take_back_for_hit(std::uint32_t index, const DecodedAddress& d, b
   if (b.epoch != streams_[index].epoch || b.open_row == d.row) return false;
   const PastHit h = past_hit(b, d.row, write, cp.page_policy == PagePolicy::Adaptive, arrival, queued, t);
   if (h.row == nullptr || !row_survives(bank, h.row->act, h.first)) return false;
-  if (h.fits && place_slot(index, h.first, 0, write, group, group, h.last, false) != kNever) {
+  if (h.fits &&
+      place_slot(index, h.first, 0, write, group, group, contends_for_buses(pc, write), h.last, false) != kNever) {
     return false;  // it fits before the precharge: book_access serves it there
   }
   // The bank's bookings since the row closed: every one must be of this direction and

@@ -29,8 +29,11 @@ struct Fixture {
   std::map<std::uint64_t, Cycle> done;  // id -> completion cycle
   std::uint64_t completions = 0;
 
-  explicit Fixture(const std::vector<std::string>& sets = {"hbm.controller.refresh=off"},
-                   const FastDramCalibration& calibration = {}) {
+  std::vector<std::string> sets;  // the configuration's overrides (play_both gives DramSystem the same)
+
+  explicit Fixture(const std::vector<std::string>& overrides = {"hbm.controller.refresh=off"},
+                   const FastDramCalibration& calibration = {})
+      : sets(overrides) {
     sim::Instrumentation inst{&reg, nullptr, 0};
     mem = FastDram::from_config(hbmtest::hbm_config("hbm/hbm3-6400", sets), inst, "f", calibration);
     mem->set_completion([this](const MemRequest& r, Cycle at) {
@@ -47,6 +50,13 @@ struct Fixture {
     d.bank_group = (i % banks) / org.banks_per_group;
     d.bank = i % org.banks_per_group;
     d.row = 1 + i / banks;
+    return mem->mapping().encode(d);
+  }
+  // The same in pseudo-channel `pc` of channel `channel` (stack 0).
+  std::uint64_t in_pc(std::uint32_t channel, std::uint32_t pc, std::uint32_t i) const {
+    DecodedAddress d = mem->mapping().decode(pc0(i));
+    d.channel = channel;
+    d.pseudo_channel = pc;
     return mem->mapping().encode(d);
   }
   void run_to_completion() {
@@ -608,8 +618,8 @@ TEST(FastDram, AReadEndsWriteModeBeforeTheWriteIssues) {
 
   // The detailed controller, given the same two requests, issues the same commands.
   counters::Registry reg;
-  const auto detailed = DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", {"hbm.controller.refresh=off"}),
-                                                counters::Scope(reg, "d"));
+  const auto detailed =
+      DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", f.sets), counters::Scope(reg, "d"));
   std::map<std::uint64_t, Cycle> done;
   detailed->set_completion([&](const MemRequest& r, Cycle at) { done[r.id] = at; });
   detailed->enqueue(MemRequest{f.pc0(0), true, 1, 0});
@@ -679,8 +689,8 @@ TEST(FastDram, ADrainedWriteKeepsNoRowOpen) {
   const std::vector<std::string> names = {"act", "pre", "rd", "wr", "row_hits", "row_misses", "row_conflicts"};
   Fixture f;
   counters::Registry reg;
-  const auto detailed = DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", {"hbm.controller.refresh=off"}),
-                                                counters::Scope(reg, "d"));
+  const auto detailed =
+      DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", f.sets), counters::Scope(reg, "d"));
   for (MemoryBackend* m : {static_cast<MemoryBackend*>(f.mem.get()), static_cast<MemoryBackend*>(detailed.get())}) {
     if (m != f.mem.get()) m->set_completion([](const MemRequest&, Cycle) {});
     for (std::uint32_t i = 0; i < 96; ++i) m->enqueue(MemRequest{f.pc0(i), i >= 48, i, 0});
@@ -833,8 +843,8 @@ TEST(FastDram, ReadsHeldInWriteModeActivateAfterItsLastWrite) {
 
   // The detailed controller, given the same requests, shows the same order.
   counters::Registry reg;
-  const auto detailed = DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", {"hbm.controller.refresh=off"}),
-                                                counters::Scope(reg, "d"));
+  const auto detailed =
+      DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", f.sets), counters::Scope(reg, "d"));
   std::map<std::uint64_t, Cycle> done;
   detailed->set_completion([&](const MemRequest& r, Cycle at) { done[r.id] = at; });
   for (std::uint32_t i = 0; i < reads + writes; ++i) detailed->enqueue(MemRequest{f.pc0(i), i >= reads, i, 0});
@@ -856,13 +866,14 @@ TEST(FastDram, ReadsHeldInWriteModeActivateAfterItsLastWrite) {
   EXPECT_EQ(f.stat("row_hits") + f.stat("row_misses") + f.stat("row_conflicts"), std::uint64_t{reads + writes + 1});
 }
 
-// Runs the same requests through the fast model and DramSystem (refresh off): `script`
-// enqueues them (and may advance time); returns each model's completion cycle per id.
+// Runs the same requests through the fast model and DramSystem (configured as the
+// fixture): `script` enqueues them (and may advance time); returns each model's completion
+// cycle per id.
 using Script = std::function<void(MemoryBackend&, const Fixture&)>;
 std::pair<std::map<std::uint64_t, Cycle>, std::map<std::uint64_t, Cycle>> play_both(Fixture& f, counters::Registry& reg,
                                                                                     const Script& script) {
-  const auto detailed = DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", {"hbm.controller.refresh=off"}),
-                                                counters::Scope(reg, "d"));
+  const auto detailed =
+      DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", f.sets), counters::Scope(reg, "d"));
   std::map<std::uint64_t, Cycle> done[2];
   for (int k = 0; k < 2; ++k) {
     MemoryBackend& m = k == 0 ? static_cast<MemoryBackend&>(*f.mem) : static_cast<MemoryBackend&>(*detailed);
@@ -988,6 +999,41 @@ TEST(FastDram, AccessesOfBulkRequestsWaitAtAFullQueuesDoor) {
   EXPECT_EQ(rq.count(), std::uint64_t{2 * requests});
   EXPECT_LE(rq.max(), 7.0);
   EXPECT_TRUE(f.mem->can_accept(f.pc0(100), false));
+}
+
+// The two pseudo-channels of a channel share its row command bus, on which an ACT holds
+// tACT_bus cycles: reads at cycle 0 to a closed bank of each pseudo-channel of channel 0
+// activate tACT_bus apart, and the second completes that much later, as in DramSystem; a
+// third, in channel 1, shares no bus with them and completes with the first.
+TEST(FastDram, PseudoChannelsOfAChannelShareItsRowBus) {
+  Fixture f;
+  counters::Registry reg;
+  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+    m.enqueue(MemRequest{fx.in_pc(0, 0, 0), false, 0, 0});
+    m.enqueue(MemRequest{fx.in_pc(0, 1, 0), false, 1, 0});
+    m.enqueue(MemRequest{fx.in_pc(1, 0, 0), false, 2, 0});
+  });
+  EXPECT_EQ(fast, detailed);
+  EXPECT_EQ(fast.at(1), fast.at(0) + f.mem->spec().timing.ACT_bus);
+  EXPECT_EQ(fast.at(2), fast.at(0));
+}
+
+// ... and its column command bus, one cycle per column command: two row hits arriving at
+// the same cycle, one in each pseudo-channel of channel 0, have their column commands a
+// cycle apart (open page: the rows stay open after the reads that opened them). The one in
+// channel 1 does not wait.
+TEST(FastDram, PseudoChannelsOfAChannelShareItsColumnBus) {
+  Fixture f({"hbm.controller.refresh=off", "hbm.controller.page_policy=open"});
+  counters::Registry reg;
+  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+    for (std::uint32_t k = 0; k < 3; ++k) m.enqueue(MemRequest{fx.in_pc(k / 2, k % 2, 0), false, k, 0});
+    m.advance_to(200);
+    for (std::uint32_t k = 0; k < 3; ++k) m.enqueue(MemRequest{fx.in_pc(k / 2, k % 2, 0), false, 10 + k, 0});
+  });
+  EXPECT_EQ(fast, detailed);
+  EXPECT_EQ(fast.at(11), fast.at(10) + 1);
+  EXPECT_EQ(fast.at(12), fast.at(10));
+  EXPECT_EQ(f.stat("row_hits"), 1u);
 }
 
 }  // namespace

@@ -42,6 +42,14 @@
 //     last four rows for this.
 //   - activations: tRC per bank, tRRD_S/L between ACTs and at most four per tFAW, on a
 //     per-pseudo-channel ACT timeline (so random traffic is tFAW-bound, 25-35 % of peak).
+//   - command buses: a channel's pseudo-channels share its row and column command buses.
+//     A single access booked while its controller holds fewer accesses of its direction
+//     than the pseudo-channel has banks (with more, the controller has another one ready
+//     whenever the buses are free) keeps its ACT tACT_bus cycles clear of its siblings'
+//     ACTs, and its column command, while a sibling has one booked within
+//     column_bus_window cycles, on its own phase of the column bus (pseudo-channel p on
+//     the cycles equal to p modulo the pseudo-channels per channel): the alternation two
+//     controllers streaming side by side settle into. Bulk streams are not moved.
 //   - refresh as a duty cycle: all-bank, a blackout of tRP + tRFCab every tREFI in which
 //     nothing issues and after which every row is closed; per-bank, each bank in turn
 //     blacked out for tRFCpb every tREFI/banks (its row closed); off.
@@ -169,6 +177,12 @@ struct FastDramCalibration {
   // Effective four-activate window as a share of tFAW for single accesses: the detailed
   // controller packs activations closer to the bound than a booking in arrival order.
   double faw_scale = 0.92;
+  // Cycles either side of a single access's column command within which a column command
+  // of a sibling pseudo-channel makes the two alternate on the channel's column bus
+  // (column_bus_slot). Fitted on scripts/mem_fast_vs_detailed.sh: 6-32 all do about as well
+  // on the survey; below 16 the 4 KiB stream at 8 x 1 in flight keeps every row open for
+  // good (+26 % on 100000 requests), where the detailed model falls into closing them.
+  std::uint64_t column_bus_window = 16;
 };
 
 struct FastDramParams {
@@ -278,11 +292,29 @@ class FastDram final : public MemoryBackend {
   Cycle stream_gap(bool a_write, bool b_write) const { return gap_[a_write][b_write][0][1]; }
   // The same, from the timings (fills gap_ once).
   Cycle spec_gap(bool a_write, bool b_write, bool same_group, double turnaround_scale) const;
-  // An activation of `bank` at the earliest cycle from `lower` that tRRD, tFAW and refresh allow.
-  Cycle place_act(Pc& pc, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened, Cycle precharged);
-  // A single access's data slot in pseudo-channel `pc`, in the earliest gap.
+  // An activation of `bank` at the earliest cycle from `lower` that tRRD, tFAW and refresh
+  // allow, and the row bus if `shared_buses` (contends_for_buses).
+  Cycle place_act(std::uint32_t pc, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened,
+                  Cycle precharged, bool shared_buses);
+  // A single access's data slot in pseudo-channel `pc`, in the earliest gap; its column
+  // command shares the column bus if `shared_buses`.
   Cycle place_slot(std::uint32_t pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
-                   std::uint32_t group_last, Cycle limit = kNever, bool insert = true);
+                   std::uint32_t group_last, bool shared_buses, Cycle limit = kNever, bool insert = true);
+  // The channel's command buses, shared by its pseudo-channels. A single access booked in
+  // pseudo-channel `pc` contends for them while its controller holds fewer accesses of its
+  // direction than the pseudo-channel has banks: with more, one is ready whenever the
+  // buses are free (the detailed model loses nothing to the buses with 8 x 256 requests in
+  // flight, and up to 7 % with 8 x 1-16; docs/memory-frontend.md).
+  bool contends_for_buses(const Pc& pc, bool write) const;
+  // The first cycle from `c` at which an ACT of `pc` keeps clear of its sibling
+  // pseudo-channels' ACTs on the row bus (each holds it tACT_bus cycles).
+  Cycle row_bus_free(std::uint32_t pc, Cycle c) const;
+  // The cycle from `c` at which a column command of `pc` takes the column bus: while a
+  // sibling pseudo-channel has a column command booked within column_bus_window cycles of
+  // `c`, the next cycle of `pc`'s phase (pseudo-channel p gets the cycles equal to p modulo
+  // the pseudo-channels per channel), the alternation two FR-FCFS controllers streaming
+  // side by side settle into; otherwise `c` itself.
+  Cycle column_bus_slot(std::uint32_t pc, Cycle c) const;
   // An access to a row its bank closed for a later booking, queued while that row was open
   // and not fitting before its precharge: FR-FCFS serves it first, so the bank's later
   // bookings (of its direction, in that direction's journal, not issued) are taken back
