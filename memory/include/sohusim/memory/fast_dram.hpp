@@ -304,7 +304,7 @@ class FastDram final : public MemoryBackend {
   // pseudo-channel `pc` contends for them while its controller holds fewer accesses of its
   // direction than the pseudo-channel has banks: with more, one is ready whenever the
   // buses are free (the detailed model loses nothing to the buses with 8 x 256 requests in
-  // flight, and up to 7 % with 8 x 1-16; docs/memory-frontend.md).
+  // flight, about 4 % on mixes with 8 x 1-16; docs/memory-frontend.md).
   bool contends_for_buses(const Pc& pc, bool write) const;
   // The first cycle from `c` at which an ACT of `pc` keeps clear of its sibling
   // pseudo-channels' ACTs on the row bus (each holds it tACT_bus cycles).
