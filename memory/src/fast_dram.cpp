@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include "sohusim/memory/hbm_schema.hpp"
@@ -241,6 +242,9 @@ struct FastDram::Pc {
   // others waiting), [write], in arrival order: the front end holds them.
   std::deque<Waiting> waiting[2];
   Cycle write_mode_end = 0;  // the last column of the writes a drain to write_low booked
+  // Per-bank refresh: which bank each REFpb takes, decided as single accesses are booked
+  // (empty with other refresh modes).
+  std::optional<PerBankRefreshPlan> plan;
 };
 
 namespace {
@@ -348,6 +352,7 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
   faw_ = static_cast<Cycle>(std::llround(params_.calibration.faw_scale * static_cast<double>(t.FAW)));
   if (params_.controller.refresh == RefreshMode::PerBank) {
     refresh_step_ = std::max<Cycle>(1, t.refi_per_bank(org.banks_per_pc()));
+    for (auto& pc : pcs_) pc->plan.emplace(org.banks_per_pc(), refresh_step_);
   } else {
     refresh_step_ = t.REFI;
   }
@@ -402,10 +407,13 @@ bool FastDram::can_accept(std::uint64_t addr, bool write) const {
 // ---- refresh windows ----------------------------------------------------------------
 //
 // All-bank: window k >= 1 is [k tREFI, k tREFI + tRP + tRFCab): a PREA and the REFab.
-// Per-bank: the k-th REFpb (k >= 1) falls due at k tREFI/banks and refreshes bank
-// (k - 1) mod banks for tRFCpb, from its due time or, when a row of that bank is open
-// then, from the row's precharge plus tRP (DramController::refresh_perbank issues the PRE
-// first). The first refresh falls due one interval in, as in DramController.
+// Per-bank: the k-th REFpb (k >= 1) falls due at k tREFI/banks and refreshes one bank for
+// tRFCpb, from its due time or, when a row of that bank is open then, from the row's
+// precharge plus tRP (DramController::refresh_perbank issues the PRE first). Which bank:
+// for single accesses the pseudo-channel's PerBankRefreshPlan (bank_refresh_end,
+// row_survives); for bulk streams, whose bookings leave no per-bank state, bank
+// (k - 1) mod banks (refresh_window_end). The first refresh falls due one interval in, as
+// in DramController.
 
 Cycle FastDram::refresh_window_end(std::uint32_t bank, Cycle t, Cycle opened, Cycle precharged) const {
   const DramTimings& tm = spec_.timing;
@@ -463,24 +471,49 @@ Cycle FastDram::activations_end_across(Cycle from, Cycle cost) const {
   return from + cost;
 }
 
-bool FastDram::row_survives(std::uint32_t bank, Cycle opened, Cycle used) const {
+bool FastDram::row_survives(std::uint32_t index, std::uint32_t bank, Cycle opened, Cycle used) {
   used = std::max(used, opened);  // a row booked to open later is open for a booking now
   switch (params_.controller.refresh) {
     case RefreshMode::Off:
       return true;
     case RefreshMode::AllBank:
       return refi_index(opened) == refi_index(used);
-    case RefreshMode::PerBank: {
-      const Cycle banks = spec_.org.banks_per_pc();
-      // REFpbs of this bank up to t: k with (k - 1) mod banks == bank, 1 <= k <= t / step.
-      const auto count = [&](Cycle t) {
-        const Cycle k = t / refresh_step_;
-        return k < bank + 1 ? 0 : (k - bank - 1) / banks + 1;
-      };
-      return count(opened) == count(used);
-    }
+    case RefreshMode::PerBank:
+      return !decide_refreshes(index, bank, used).refreshed_in(bank, opened, used);
   }
   return true;
+}
+
+const PerBankRefreshPlan& FastDram::decide_refreshes(std::uint32_t index, std::uint32_t bank, Cycle t) {
+  Pc& pc = *pcs_[index];
+  if (t <= pc.plan->decided_through()) return *pc.plan;
+  const DramOrganization& org = spec_.org;
+  // A bank has a request queued at `due` if a booking's column command comes after it, if
+  // a buffered write or a read held by write mode is for it, or if it is `bank`, whose
+  // access is being booked now (after `due` it arrived after). Every booking asks about
+  // its arrival or later (row_survives, place_act), so REFpbs due before a booking are
+  // decided before it counts here: a decision never counts a request that arrived after
+  // its due time. Those due later are decided ahead, from what is booked by then.
+  const auto queued = [&](std::uint32_t b, Cycle due) {
+    if (b == bank && due >= now_) return true;
+    const Bank& k = pc.banks[b];
+    if (k.last_col > due || k.past[0].last_col > due) return true;
+    for (std::size_t i = pc.drained; i < pc.buffered.size(); ++i) {
+      if (bank_of(pc.buffered[i].where, org) == b) return true;
+    }
+    return std::any_of(pc.held.begin(), pc.held.end(), [&](const Waiting& w) { return bank_of(w.where, org) == b; });
+  };
+  pc.plan->decide_through(t, queued);
+  return *pc.plan;
+}
+
+Cycle FastDram::bank_refresh_end(std::uint32_t index, std::uint32_t bank, Cycle t, Cycle opened, Cycle precharged) {
+  if (params_.controller.refresh != RefreshMode::PerBank) return t;
+  Cycle start = decide_refreshes(index, bank, t).latest(bank, t);
+  if (start == 0) return t;
+  if (opened < start && precharged > start) start = precharged;  // the REFpb waits for its bank
+  const Cycle end = start + spec_.timing.RFCpb;
+  return t < end ? end : t;
 }
 
 // ---- booking --------------------------------------------------------------------------
@@ -509,8 +542,8 @@ Cycle FastDram::place_act(std::uint32_t index, Cycle lower, std::uint32_t group,
   Cycle c = lower;
   for (;;) {
     const Cycle before = c;
-    c = refresh_window_end(kAnyGroup, c);                 // all-bank windows block every ACT
-    c = refresh_window_end(bank, c, opened, precharged);  // a per-bank window blocks its bank
+    c = refresh_window_end(kAnyGroup, c);                      // all-bank windows block every ACT
+    c = bank_refresh_end(index, bank, c, opened, precharged);  // a REFpb blocks its bank
     // tRRD against every neighbour.
     const auto from = std::lower_bound(acts.begin(), acts.end(), c >= faw ? c - faw : 0,
                                        [](const Act& a, Cycle v) { return a.at < v; });
@@ -722,7 +755,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
   ++b.bookings;
   const bool shared_buses = contends_for_buses(pc, write);
   bool open = b.open_row != kClosed && cp.page_policy != PagePolicy::Closed;
-  if (open && !row_survives(bank_index, b.act, arrival)) {
+  if (open && !row_survives(index, bank_index, b.act, arrival)) {
     open = false;  // a refresh closed it
     b.open_row = kClosed;
   }
@@ -732,7 +765,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
     // the adaptive close below: the bank's current row stays as it is.
     const PastHit h = past_hit(b, d.row, write, cp.page_policy == PagePolicy::Adaptive, arrival, queued, t);
     const Cycle col = h.fits ? place_slot(index, h.first, 0, write, group, group, shared_buses, h.last) : kNever;
-    if (col != kNever && !row_survives(bank_index, h.row->act, col)) {
+    if (col != kNever && !row_survives(index, bank_index, h.row->act, col)) {
       erase_booking(pc.slots, pc.acts, col, write, kNever);  // a refresh closes the row first
     } else if (col != kNever) {
       h.row->last_col = std::max(h.row->last_col, col);
@@ -860,7 +893,7 @@ bool FastDram::take_back_for_hit(std::uint32_t index, const DecodedAddress& d, b
   Bank& b = pc.banks[bank];
   if (b.epoch != streams_[index].epoch || b.open_row == d.row) return false;
   const PastHit h = past_hit(b, d.row, write, cp.page_policy == PagePolicy::Adaptive, arrival, queued, t);
-  if (h.row == nullptr || !row_survives(bank, h.row->act, h.first)) return false;
+  if (h.row == nullptr || !row_survives(index, bank, h.row->act, h.first)) return false;
   if (h.fits &&
       place_slot(index, h.first, 0, write, group, group, contends_for_buses(pc, write), h.last, false) != kNever) {
     return false;  // it fits before the precharge: book_access serves it there

@@ -542,24 +542,22 @@ TEST(FastDram, PerBankRefreshBlocksItsBankForTRFCpb) {
   EXPECT_EQ(run(*detailed, due, f.pc0(0)), fast);
 }
 
-// A REFpb needs its bank precharged. Bank 0's first REFpb falls due at tREFI / 16 (390);
-// a read opened a row there 10 cycles before, so the refresh goes once that row may be
-// precharged (tRAS after its ACT) and tRP has passed, and a read of another row of the
-// bank waits for the refresh from then (tRFCpb), not from the due time. (Before: 61 cycles
-// earlier.) The detailed controller refreshes another bank instead, one without queued
-// requests, and this one at the end of the round; a fixed round robin that waits does
-// better against it than one that skips the busy bank (the per-bank survey of
-// docs/memory-frontend.md: 186 against 310 points).
+// A REFpb needs its bank precharged. As above, but writes buffered for banks 1-15 (a read
+// is pending) leave no bank without a queued request, so the REFpb goes to the first one
+// left in the round, bank 0: the refresh goes once its row may be precharged (tRAS after
+// its ACT) and tRP has passed, and the read of another row of the bank waits for the
+// refresh from then (tRFCpb), not from the due time. (Before: 61 cycles earlier.)
 TEST(FastDram, PerBankRefreshWaitsForItsBankToPrecharge) {
   Fixture f({"hbm.controller.refresh=perbank"});
   const DramTimings& t = f.mem->spec().timing;
   const Cycle due = t.refi_per_bank(f.mem->spec().org.banks_per_pc());
   f.mem->advance_to(due - 10);
-  f.mem->enqueue(MemRequest{f.pc0(0), false, 1, 0});  // bank 0, row 1
+  f.mem->enqueue(MemRequest{f.pc0(0), false, 1, 0});                                              // bank 0, row 1
+  for (std::uint32_t b = 1; b < 16; ++b) f.mem->enqueue(MemRequest{f.pc0(b), true, 100 + b, 0});  // buffered
   f.mem->advance_to(due + 10);
   f.mem->enqueue(MemRequest{f.pc0(16), false, 2, 0});  // bank 0, row 2
   f.run_to_completion();
-  ASSERT_EQ(f.completions, 2u);
+  ASSERT_EQ(f.completions, 17u);
   const Cycle act = due - 10;
   const Cycle precharge = std::max(act + t.RAS, act + t.RCDRD + t.RTP);
   const Cycle refresh_end = precharge + t.RP + t.RFCpb;
@@ -777,6 +775,15 @@ TEST(FastDram, APastRowHitARefreshClosesLeavesNoSlotBehind) {
     const Cycle a = due - t.RCDRD - 2;
     f.mem->advance_to(a);
     f.mem->enqueue(MemRequest{at(0, 1, 0), false, 0, 0});
+    // Writes buffered for every other bank (a read is pending) leave the REFpb no bank
+    // without a queued request: it goes to the first in the round, bank 0.
+    for (std::uint32_t b = 1; b < org.banks_per_pc(); ++b) {
+      DecodedAddress d;
+      d.bank_group = b / org.banks_per_group;
+      d.bank = b % org.banks_per_group;
+      d.row = 9;
+      f.mem->enqueue(MemRequest{f.mem->mapping().encode(d), true, 100 + b, 0});
+    }
     f.mem->advance_to(a + 1);
     f.mem->enqueue(MemRequest{at(0, 2, 0), false, 1, 0});
     f.mem->advance_to(a + 2);
@@ -784,7 +791,7 @@ TEST(FastDram, APastRowHitARefreshClosesLeavesNoSlotBehind) {
     f.mem->advance_to(a + 3);
     for (std::uint32_t i = 0; i < 16; ++i) f.mem->enqueue(MemRequest{at(2, 5, i), false, 10 + i, 0});
     f.run_to_completion();
-    ASSERT_EQ(f.completions, late ? 19u : 18u);
+    ASSERT_EQ(f.completions, late ? 34u : 33u);
     if (late) {
       EXPECT_GT(f.done.at(2), due + t.RFCpb) << "the late read goes after the refresh";
     }
@@ -882,6 +889,48 @@ std::pair<std::map<std::uint64_t, Cycle>, std::map<std::uint64_t, Cycle>> play_b
     while (m.next_event() != kNever) m.advance_to(m.next_event());
   }
   return {done[0], done[1]};
+}
+
+// With per-bank refresh, a read of row 1 of bank 0 (pseudo-channel 0) at cycle `first`
+// and one of row 2 at `second`, through both models: each one's completion per id.
+std::pair<std::map<std::uint64_t, Cycle>, std::map<std::uint64_t, Cycle>> bank0_row_switch(Cycle first, Cycle second) {
+  Fixture f({"hbm.controller.refresh=perbank"});
+  counters::Registry reg;
+  return play_both(f, reg, [first, second](MemoryBackend& m, const Fixture& fx) {
+    m.advance_to(first);
+    m.enqueue(MemRequest{fx.pc0(0), false, 1, 0});  // bank 0, row 1
+    m.advance_to(second);
+    m.enqueue(MemRequest{fx.pc0(16), false, 2, 0});  // bank 0, row 2
+  });
+}
+
+Cycle first_perbank_due() {
+  const Fixture f({"hbm.controller.refresh=perbank"});
+  return f.mem->spec().timing.refi_per_bank(f.mem->spec().org.banks_per_pc());
+}
+
+// A REFpb goes to a bank with nothing queued, as DramController chooses it: bank 0's first
+// REFpb falls due at tREFI / 16 (390), but a read opened a row there 10 cycles before and
+// waits for its column then, so the refresh goes to bank 1 and a read of another row of
+// bank 0, 10 cycles after, does not wait for it: every completion is DramSystem's.
+// (Before: the banks took the REFpbs in a fixed rotation, bank 0 the first; the read
+// waited for the refresh, 319 cycles later than the detailed model's. PerBankRefreshPlan.)
+TEST(FastDram, PerBankRefreshGoesToABankWithNothingQueued) {
+  const Cycle due = first_perbank_due();
+  const auto [fast, detailed] = bank0_row_switch(due - 10, due + 10);
+  ASSERT_EQ(fast.size(), 2u);
+  EXPECT_EQ(fast, detailed);
+}
+
+// The same when the bank's queued access is the one being booked: a read of row 1 of bank
+// 0 40 cycles before its first REFpb falls due (its column before the due time), then one
+// of row 2 10 cycles later, whose ACT (after row 1's tRAS and tRP) comes after the due
+// time. The refresh goes to bank 1; the read of row 2 does not wait for it.
+TEST(FastDram, PerBankRefreshPassesOverTheBankBeingBooked) {
+  const Cycle due = first_perbank_due();
+  const auto [fast, detailed] = bank0_row_switch(due - 40, due - 30);
+  ASSERT_EQ(fast.size(), 2u);
+  EXPECT_EQ(fast, detailed);
 }
 
 // At cycle 0, read 0 to bank `read_bank` of pseudo-channel 0 and 48 writes (ids 100-147):

@@ -51,8 +51,11 @@
 //     the cycles equal to p modulo the pseudo-channels per channel): the alternation two
 //     controllers streaming side by side settle into. Bulk streams are not moved.
 //   - refresh as a duty cycle: all-bank, a blackout of tRP + tRFCab every tREFI in which
-//     nothing issues and after which every row is closed; per-bank, each bank in turn
-//     blacked out for tRFCpb every tREFI/banks (its row closed); off.
+//     nothing issues and after which every row is closed; per-bank, a REFpb every
+//     tREFI/banks blacks one bank out for tRFCpb (its row closed): for single accesses the
+//     bank the controller would choose, one with nothing queued that the round has not
+//     refreshed yet (Pc::plan, PerBankRefreshPlan); bulk streams see the banks in a fixed
+//     rotation; off.
 //   - writes are drained like the controller does: while reads are pending in a
 //     pseudo-channel, writes wait in a buffer until it reaches write_high and are then
 //     booked as a batch down to write_low; with no read pending they are booked at once. A
@@ -139,6 +142,7 @@
 #include "sohusim/memory/dram_controller.hpp"
 #include "sohusim/memory/dram_spec.hpp"
 #include "sohusim/memory/memory_backend.hpp"
+#include "sohusim/memory/perbank_refresh_plan.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 
 namespace sohusim::memory {
@@ -265,7 +269,8 @@ class FastDram final : public MemoryBackend {
   // windows only), or t itself when none does. A REFpb needs its bank precharged: if the
   // bank's row was opened (`opened`) before the REFpb fell due and cannot be precharged
   // and tRP pass before `precharged`, the window starts then (the refresh goes first as soon as
-  // the bank allows; accesses to the bank wait for it).
+  // the bank allows; accesses to the bank wait for it). Per-bank: the banks in a fixed
+  // rotation, as bulk streams see them (single accesses: bank_refresh_end).
   Cycle refresh_window_end(std::uint32_t bank, Cycle t, Cycle opened = kNever, Cycle precharged = 0) const;
   // Where activations that need `cost` cycles of the four-activate window, starting no
   // earlier than `from`, are done: refreshes stop activations — an all-bank window for
@@ -279,8 +284,16 @@ class FastDram final : public MemoryBackend {
   // The same where a refresh may be in the way; remembers the refresh-free interval that
   // holds `from` for the inline check.
   Cycle activations_end_across(Cycle from, Cycle cost) const;
-  // Whether a row opened at `opened` is still open at `used` (no refresh in between).
-  bool row_survives(std::uint32_t bank, Cycle opened, Cycle used) const;
+  // Whether a row of pseudo-channel `pc`'s `bank` opened at `opened` is still open at
+  // `used` (no refresh in between).
+  bool row_survives(std::uint32_t pc, std::uint32_t bank, Cycle opened, Cycle used);
+  // Per-bank refresh: decides pc's REFpbs due up to t (Pc::plan), an access to `bank`
+  // being booked now; returns the plan.
+  const PerBankRefreshPlan& decide_refreshes(std::uint32_t pc, std::uint32_t bank, Cycle t);
+  // The end of the REFpb window that holds cycle t for pc's `bank`, or t, as
+  // refresh_window_end, the REFpbs given to banks as pc's plan decides; t itself with
+  // all-bank refresh or none (place_act asks refresh_window_end for those).
+  Cycle bank_refresh_end(std::uint32_t pc, std::uint32_t bank, Cycle t, Cycle opened, Cycle precharged);
   // Column-to-column distance from access a to a later access b (kAnyGroup: not the same
   // bank group), from the timings. From gap_.
   Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group) const {
