@@ -107,7 +107,7 @@ class TimeQueue {
   const_iterator end() const { return v_.end(); }
   void push_back(const T& x) { v_.push_back(x); }
   void insert(iterator at, const T& x) { v_.insert(at, x); }
-  void erase(iterator at) { v_.erase(at); }
+  iterator erase(iterator at) { return v_.erase(at); }
   void pop_back() {
     v_.pop_back();
     if (head_ == v_.size()) clear();
@@ -227,13 +227,14 @@ struct FastDram::Pc {
     while (!cancelled.empty() && cancelled.top() <= now) cancelled.pop();
     return q.size() - cancelled.size() + (write ? buffered.size() : held.size());
   }
-  TimeQueue<Journalled> journal;   // reads, in booking order
-  TimeQueue<Journalled> wjournal;  // writes, in booking order
-  std::vector<Journalled> rebook;  // a drain's scratch
-  std::vector<Journalled> rejoin;  // take_back_for_hit's: the bookings it took back, oldest first
-  std::vector<std::size_t> mine;   // take_back_for_hit's scratch: their journal positions, newest first
-  Cycle drain_check = kNever;      // when a drain check is scheduled
-  Cycle admit_check = kNever;      // when an admit check is scheduled
+  TimeQueue<Journalled> journal;     // reads, in booking order
+  TimeQueue<Journalled> wjournal;    // writes, in booking order
+  std::vector<Journalled> rebook;    // a drain's scratch
+  std::vector<Journalled> rejoin;    // take_back_for_hit's: the bookings it took back, oldest first
+  std::vector<std::size_t> mine;     // take_back_for_hit's scratch: their journal positions, newest first
+  std::vector<std::uint32_t> stays;  // take_back_writes's scratch: banks of writes that stay
+  Cycle drain_check = kNever;        // when a drain check is scheduled
+  Cycle admit_check = kNever;        // when an admit check is scheduled
   // Write mode: the reads a drain took back, and those arriving after them, in arrival
   // order; booked once its writes are done (ResumeReads at resume_at).
   std::vector<Waiting> held;
@@ -1005,12 +1006,25 @@ bool FastDram::take_back_writes(std::uint32_t index) {
   // A read has come: write mode ends once no more than write_low writes are left to issue.
   // The ones past that, newest first, are taken back (each restores its bank as it found
   // it) and wait in the buffer again, in arrival order, for the next read-free moment.
-  const std::size_t left = wj.size() + pc.buffered.size();
+  // Booking order is not column order (a drain books the write whose bank is ready first,
+  // a hit may come before an earlier booking's activation), so a write whose column has
+  // issued can lie behind one that has not: it stays, and so does a write of its bank
+  // booked before it (taking that one back would undo the bank state the issued one left).
+  std::size_t unissued = static_cast<std::size_t>(
+      std::count_if(wj.begin(), wj.end(), [this](const Journalled& j) { return j.col > now_; }));
+  const std::size_t left = unissued + pc.buffered.size();
   const std::size_t low = params_.controller.write_low;
   const std::size_t go = left > low ? left - low : 0;
   std::vector<Buffered> back;
-  while (wj.size() > go && wj.back().col > now_) {
-    const Journalled& j = wj.back();
+  std::vector<std::uint32_t>& stays = pc.stays;  // banks of issued writes passed on the way
+  stays.clear();
+  for (auto it = wj.end(); it != wj.begin() && unissued > go;) {
+    --it;
+    const Journalled& j = *it;
+    if (j.col <= now_ || std::find(stays.begin(), stays.end(), j.bank) != stays.end()) {
+      stays.push_back(j.bank);
+      continue;
+    }
     pc.banks[j.bank] = j.before;
     const bool activated = j.act != kNever && j.act <= now_;
     if (activated) {
@@ -1027,7 +1041,8 @@ bool FastDram::take_back_writes(std::uint32_t index) {
     cancelled_.insert(j.ticket);
     pc.write_cancelled.push(j.col);
     back.push_back(Buffered{j.request, j.where, activated || recounted(static_cast<RowOutcome>(j.outcome)), j.parent});
-    wj.pop_back();
+    it = wj.erase(it);
+    --unissued;
   }
   pc.buffered.insert(pc.buffered.begin(), back.rbegin(), back.rend());
   return !back.empty();

@@ -933,6 +933,38 @@ TEST(FastDram, PerBankRefreshPassesOverTheBankBeingBooked) {
   EXPECT_EQ(fast, detailed);
 }
 
+// A read ends write mode for every write whose column command has not issued, whatever
+// the order the writes were booked in. With no read waiting, writes are booked as they
+// come: W0 to bank 0 at cycle 0, A to another row of bank 0 at 1 (its ACT waits for W0's
+// write recovery and tRP), B to bank 4 at 2 (its column long before A's). At 60 B's
+// column has issued, A's has not; reads to other banks arrive every 10 cycles from then
+// on and keep the read queue busy: A waits for them, in both models. (Before: the fast
+// model looked back from the newest write only, found B issued and left A booked.)
+TEST(FastDram, AReadTakesBackAWriteBookedBeforeAnIssuedOne) {
+  Fixture f;
+  counters::Registry reg;
+  const std::uint32_t reads = 30;
+  const auto [fast, detailed] = play_both(f, reg, [&](MemoryBackend& m, const Fixture& fx) {
+    m.enqueue(MemRequest{fx.pc0(0), true, 100, 0});  // W0: bank 0, row 1
+    m.advance_to(1);
+    m.enqueue(MemRequest{fx.pc0(16), true, 101, 0});  // A: bank 0, row 2
+    m.advance_to(2);
+    m.enqueue(MemRequest{fx.pc0(4), true, 102, 0});  // B: bank 4, row 1
+    for (std::uint32_t i = 0; i < reads; ++i) {
+      m.advance_to(60 + 10 * i);
+      m.enqueue(MemRequest{fx.pc0(32 + 1 + i % 3), false, i, 0});  // banks 1-3, rows 3..
+    }
+  });
+  ASSERT_EQ(fast.size(), reads + 3u);
+  for (const auto* done : {&fast, &detailed}) {
+    Cycle last_read = 0;
+    for (std::uint32_t i = 0; i < reads; ++i) last_read = std::max(last_read, done->at(i));
+    EXPECT_GT(done->at(101), last_read) << (done == &fast ? "fast" : "detailed");
+  }
+  EXPECT_EQ(fast.at(100), detailed.at(100));
+  EXPECT_EQ(fast.at(102), detailed.at(102));
+}
+
 // At cycle 0, read 0 to bank `read_bank` of pseudo-channel 0 and 48 writes (ids 100-147):
 // 16 to rows 10-25 of bank 0, then 32 to banks 1 to `other_banks`, a row each visit.
 void read_behind_busy_bank(MemoryBackend& m, const Fixture& fx, std::uint32_t read_bank, std::uint32_t other_banks) {
