@@ -491,10 +491,7 @@ const PerBankRefreshPlan& FastDram::decide_refreshes(std::uint32_t index, std::u
   const DramOrganization& org = spec_.org;
   // A bank has a request queued at `due` if a booking's column command comes after it, if
   // a buffered write or a read held by write mode is for it, or if it is `bank`, whose
-  // access is being booked now (after `due` it arrived after). Every booking asks about
-  // its arrival or later (row_survives, place_act), so REFpbs due before a booking are
-  // decided before it counts here: a decision never counts a request that arrived after
-  // its due time. Those due later are decided ahead, from what is booked by then.
+  // access is being booked now (queued at every due time from now on).
   const auto queued = [&](std::uint32_t b, Cycle due) {
     if (b == bank && due >= now_) return true;
     const Bank& k = pc.banks[b];
@@ -504,8 +501,16 @@ const PerBankRefreshPlan& FastDram::decide_refreshes(std::uint32_t index, std::u
     }
     return std::any_of(pc.held.begin(), pc.held.end(), [&](const Waiting& w) { return bank_of(w.where, org) == b; });
   };
-  pc.plan->decide_through(t, queued);
-  return *pc.plan;
+  // The REFpbs due by now are decided for good: every booking asks about its arrival or
+  // later (row_survives, place_act), so each is decided with the requests that arrived
+  // before it fell due, as the controller decides it. Later ones are not known yet (more
+  // requests may come first): a question about them is answered from a copy of the plan
+  // that decides them from what is booked now, and is then dropped.
+  pc.plan->decide_through(now_, queued);
+  if (t <= now_) return *pc.plan;
+  tentative_plan_ = *pc.plan;
+  tentative_plan_->decide_through(t, queued);
+  return *tentative_plan_;
 }
 
 Cycle FastDram::bank_refresh_end(std::uint32_t index, std::uint32_t bank, Cycle t, Cycle opened, Cycle precharged) {

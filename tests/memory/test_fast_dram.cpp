@@ -933,6 +933,36 @@ TEST(FastDram, PerBankRefreshPassesOverTheBankBeingBooked) {
   EXPECT_EQ(fast, detailed);
 }
 
+// A REFpb is decided when it falls due, from the requests that came before: one asked
+// about earlier is answered tentatively. Bank 0's first REFpb falls due at 390. A read of
+// bank 1 at due - 60 and one of bank 0 at due - 40 have their columns before it; a read of
+// another row of bank 0 at due - 35 activates after it, and asks: banks 0 (its own) and
+// 1 (nothing queued then) are looked at. A read of another row of bank 1 comes at
+// due - 5, its ACT after the due time too: at the due time both banks have a request
+// queued, and the REFpb goes to bank 2; neither read waits for it: every completion is
+// DramSystem's, the last within a cycle (the fast model books the column bus in slots).
+// (Decided for good at due - 35, bank 1 took it, and the last read waited for its
+// tRFCpb.)
+TEST(FastDram, PerBankRefreshIsDecidedWhenItFallsDue) {
+  Fixture f({"hbm.controller.refresh=perbank"});
+  counters::Registry reg;
+  const Cycle due = first_perbank_due();
+  const auto [fast, detailed] = play_both(f, reg, [due](MemoryBackend& m, const Fixture& fx) {
+    m.advance_to(due - 60);
+    m.enqueue(MemRequest{fx.pc0(1), false, 1, 0});  // bank 1, row 1
+    m.advance_to(due - 40);
+    m.enqueue(MemRequest{fx.pc0(0), false, 2, 0});  // bank 0, row 1
+    m.advance_to(due - 35);
+    m.enqueue(MemRequest{fx.pc0(16), false, 3, 0});  // bank 0, row 2
+    m.advance_to(due - 5);
+    m.enqueue(MemRequest{fx.pc0(17), false, 4, 0});  // bank 1, row 2
+  });
+  ASSERT_EQ(fast.size(), 4u);
+  for (std::uint64_t id = 1; id <= 4; ++id) {
+    EXPECT_NEAR(static_cast<double>(fast.at(id)), static_cast<double>(detailed.at(id)), 1.0) << "read " << id;
+  }
+}
+
 // A read ends write mode for every write whose column command has not issued, whatever
 // the order the writes were booked in. With no read waiting, writes are booked as they
 // come: W0 to bank 0 at cycle 0, A to another row of bank 0 at 1 (its ACT waits for W0's

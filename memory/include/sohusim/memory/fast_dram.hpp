@@ -130,6 +130,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -287,8 +288,9 @@ class FastDram final : public MemoryBackend {
   // Whether a row of pseudo-channel `pc`'s `bank` opened at `opened` is still open at
   // `used` (no refresh in between).
   bool row_survives(std::uint32_t pc, std::uint32_t bank, Cycle opened, Cycle used);
-  // Per-bank refresh: decides pc's REFpbs due up to t (Pc::plan), an access to `bank`
-  // being booked now; returns the plan.
+  // Per-bank refresh: the REFpbs of pc due up to t, an access to `bank` being booked
+  // now: those due by now decided for good (Pc::plan), later ones tentatively
+  // (tentative_plan_); returns the plan that holds them all, valid until the next call.
   const PerBankRefreshPlan& decide_refreshes(std::uint32_t pc, std::uint32_t bank, Cycle t);
   // The end of the REFpb window that holds cycle t for pc's `bank`, or t, as
   // refresh_window_end, the REFpbs given to banks as pc's plan decides; t itself with
@@ -520,6 +522,7 @@ class FastDram final : public MemoryBackend {
   Cycle refresh_step_ = 1;                                 // tREFI, or tREFI / banks for per-bank refresh
   Cycle faw_ = 24;                                         // calibrated four-activate window
   Cycle refreshes_counted_ = 0;
+  std::optional<PerBankRefreshPlan> tentative_plan_;  // decide_refreshes' copy for REFpbs not due yet
   // One REFab (or REFpb) per pseudo-channel per refresh interval, owed to the registry.
   std::shared_ptr<counters::AddBatch> refresh_adds_ = std::make_shared<counters::AddBatch>();
   std::vector<std::uint64_t> stream_open_;    // per low digit: the hi last streamed (see .cpp)

@@ -10,15 +10,12 @@
 // to an idle bank and the banks being used are refreshed when they fall idle, rather than
 // in a fixed rotation.
 //
-// FastDram books an access when it is enqueued, ahead of its commands, so the plan
-// decides a REFpb the first time a booking asks about a time at or after it falls due,
-// from what is booked then (the caller's `busy` predicate: whether a bank has a request
-// queued at the due time), and keeps the decision: later bookings do not move it. Every
-// booking asks about its own arrival time or later, so a REFpb due before a booking is
-// decided before the booking counts; one due after it is decided ahead, without the
-// requests still to come before its due time, so it sees fewer banks busy than the
-// controller does (deciding only once a REFpb is due, and answering from a tentative copy
-// before, did worse on the per-bank survey: docs/memory-frontend.md).
+// FastDram books an access when it is enqueued, ahead of its commands. It decides a REFpb
+// for good at the first booking after it falls due, from what is booked then (the
+// caller's `busy` predicate: whether a bank has a request queued at the due time), so that
+// the decision counts the requests that came before the due time and no others; a
+// question about a later time is answered from a copy of the plan (plans are small values)
+// that decides the REFpbs up to then from what is booked so far (FastDram::decide_refreshes).
 //
 // Each bank remembers the due times of its last kHistory REFpbs; a question about an
 // earlier time than those answers "none".
