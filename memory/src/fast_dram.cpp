@@ -180,6 +180,7 @@ struct Journalled {
   std::uint64_t ticket;
   std::uint8_t outcome = 0;  // its FastDram::RowOutcome still to count (a write's; reads count theirs at completion)
   std::uint64_t parent = 0;  // the bulk request it is part of (0: none)
+  Cycle ready = kNever;      // Booking::ready
 };
 
 std::string number(double v) {
@@ -233,6 +234,8 @@ struct FastDram::Pc {
   std::vector<Journalled> rejoin;    // take_back_for_hit's: the bookings it took back, oldest first
   std::vector<std::size_t> mine;     // take_back_for_hit's scratch: their journal positions, newest first
   std::vector<std::uint32_t> stays;  // take_back_writes's scratch: banks of writes that stay
+  std::vector<Journalled> behind;    // let_ready_act_first's scratch: the bookings it takes back
+  std::vector<std::uint32_t> moved;  // let_ready_act_first's scratch: their banks
   Cycle drain_check = kNever;        // when a drain check is scheduled
   Cycle admit_check = kNever;        // when an admit check is scheduled
   // Write mode: the reads a drain took back, and those arriving after them, in arrival
@@ -798,6 +801,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
   }
   Cycle col_ready = arrival;
   Cycle act = kNever;
+  Cycle act_ready = kNever;
   RowOutcome outcome = RowOutcome::Hit;
   if (open && b.open_row == d.row) {
     col_ready = std::max(arrival, b.act + (write ? t.RCDWR : t.RCDRD));
@@ -811,6 +815,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
     } else {
       outcome = RowOutcome::Miss;
     }
+    act_ready = act_lower;
     act = place_act(index, act_lower, group, bank_index, b.act, b.pre_allowed + t.RP, shared_buses);
     if (previous.row != kClosed) {
       std::copy_backward(b.past, b.past + Bank::kPast - 1, b.past + Bank::kPast);
@@ -832,7 +837,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
     b.open_row = kClosed;  // auto-precharge
     b.act_allowed = std::max(b.act + t.RC, b.pre_allowed + t.RP);
   }
-  return Booking{data_end + cp.latency, col, act, outcome};
+  return Booking{data_end + cp.latency, col, act, outcome, act == kNever ? kNever : act_ready};
 }
 
 FastDram::RowOutcome FastDram::commands_only(RowOutcome outcome) {
@@ -883,6 +888,7 @@ FastDram::Booking FastDram::book_journalled(std::uint32_t index, const MemReques
   j.after = pc.banks[bank];
   j.act = b.act;
   j.col = b.col;
+  j.ready = b.ready;
   j.outcome = static_cast<std::uint8_t>(b.outcome);
   own.push_back(j);
   return b;
@@ -1091,7 +1097,9 @@ void FastDram::enqueue_access(std::uint32_t index, const MemRequest& request, co
         schedule_drain_check(index, pc.last_read_col);
       }
     } else {
+      const std::uint64_t ticket = next_ticket_;
       book_write(index, request, d, now_, false, parent);
+      let_ready_act_first(index, ticket);
     }
     return;
   }
@@ -1118,6 +1126,69 @@ void FastDram::enqueue_access(std::uint32_t index, const MemRequest& request, co
     return;
   }
   book_read(index, request, d, now_, parent);
+}
+
+void FastDram::let_ready_act_first(std::uint32_t index, std::uint64_t ticket) {
+  Pc& pc = *pcs_[index];
+  auto& journal = pc.wjournal;
+  if (journal.empty() || journal.back().ticket != ticket || next_ticket_ != ticket + 1) return;  // others moved
+  const Journalled& x = journal.back();
+  if (x.act == kNever || x.act <= x.ready || x.parent != 0) return;
+  // The ACTs that keep x's from its ready cycle (within tFAW after it) and were booked for
+  // accesses whose banks were not ready by then, with their banks' later bookings.
+  const Cycle faw = faw_;
+  std::vector<std::uint32_t>& banks = pc.moved;
+  banks.clear();
+  std::vector<std::size_t>& taken = pc.mine;  // journal positions, oldest first
+  taken.clear();
+  std::size_t i = 0;
+  for (auto it = journal.begin(); it + 1 != journal.end(); ++it, ++i) {
+    const Journalled& j = *it;
+    const bool follows = std::find(banks.begin(), banks.end(), j.bank) != banks.end();
+    const bool blocks = j.act != kNever && j.act > x.ready && j.act < x.ready + faw && j.ready > x.ready;
+    if (!follows && (!blocks || j.bank == x.bank)) continue;
+    if (j.col <= now_ || (j.act != kNever && j.act <= now_) || j.bank == x.bank || j.parent != 0) return;
+    if (!follows) banks.push_back(j.bank);
+    taken.push_back(i);
+  }
+  if (taken.empty()) return;
+  for (const std::uint32_t bank : banks) {  // a later booking of the bank outside the journal
+    auto last = journal.end() - 1;
+    while ((--last)->bank != bank) {
+    }
+    if (pc.banks[bank].bookings != last->after.bookings) return;
+  }
+  // Take x and them back, newest first, each restoring its bank as it found it.
+  taken.push_back(journal.size() - 1);
+  std::vector<Journalled>& behind = pc.behind;
+  behind.clear();
+  for (auto p = taken.rbegin(); p != taken.rend(); ++p) {
+    const auto it = journal.begin() + static_cast<std::ptrdiff_t>(*p);
+    const Journalled& j = *it;
+    erase_booking(pc.slots, pc.acts, j.col, true, j.act);
+    cancelled_.insert(j.ticket);
+    pc.write_cancelled.push(j.col);
+    pc.banks[j.bank] = j.before;
+    behind.push_back(j);
+    journal.erase(it);
+  }
+  // Booked again in their order, except that x goes before those not ready by the cycle
+  // its ACT can now take (a trial placement, undone): the ready ones are older.
+  std::reverse(behind.begin(), behind.end());
+  const Journalled& xj = behind.back();
+  const Cycle trial = place_act(index, xj.ready, group_of(xj.where, spec_.org), xj.bank, xj.before.act,
+                                xj.before.pre_allowed + spec_.timing.RP, contends_for_buses(pc, true));
+  erase_booking(pc.slots, pc.acts, kNever, true, trial);
+  std::stable_partition(behind.begin(), behind.end() - 1, [trial](const Journalled& j) { return j.ready <= trial; });
+  const auto later =
+      std::find_if(behind.begin(), behind.end() - 1, [trial](const Journalled& j) { return j.ready > trial; });
+  std::rotate(later, behind.end() - 1, behind.end());
+  rebooking_ = true;
+  for (const Journalled& j : behind) {
+    book_write(index, j.request, j.where, now_, recounted(static_cast<RowOutcome>(j.outcome)), j.parent);
+  }
+  rebooking_ = false;
+  behind.clear();
 }
 
 void FastDram::schedule_drain_check(std::uint32_t index, Cycle at) {
