@@ -542,7 +542,7 @@ Cycle FastDram::spec_gap(bool a_write, bool b_write, bool same_group, double sca
 }
 
 Cycle FastDram::place_act(std::uint32_t index, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened,
-                          Cycle precharged, bool shared_buses) {
+                          Cycle precharged) {
   Pc& pc = *pcs_[index];
   const DramTimings& t = spec_.timing;
   const Cycle faw = faw_;
@@ -584,7 +584,7 @@ Cycle FastDram::place_act(std::uint32_t index, Cycle lower, std::uint32_t group,
       }
     }
     if (moved || c != before) continue;
-    if (shared_buses) c = row_bus_free(index, c);
+    if (shares_row_bus()) c = row_bus_free(index, c);
     if (c == before) break;
   }
   const auto at = std::upper_bound(acts.begin(), acts.end(), c, [](Cycle v, const Act& a) { return v < a.at; });
@@ -816,7 +816,7 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
       outcome = RowOutcome::Miss;
     }
     act_ready = act_lower;
-    act = place_act(index, act_lower, group, bank_index, b.act, b.pre_allowed + t.RP, shared_buses);
+    act = place_act(index, act_lower, group, bank_index, b.act, b.pre_allowed + t.RP);
     if (previous.row != kClosed) {
       std::copy_backward(b.past, b.past + Bank::kPast - 1, b.past + Bank::kPast);
       b.past[0] = previous;
@@ -1099,7 +1099,7 @@ void FastDram::enqueue_access(std::uint32_t index, const MemRequest& request, co
     } else {
       const std::uint64_t ticket = next_ticket_;
       book_write(index, request, d, now_, false, parent);
-      let_ready_act_first(index, ticket);
+      let_ready_act_first(index, ticket, true);
     }
     return;
   }
@@ -1125,12 +1125,14 @@ void FastDram::enqueue_access(std::uint32_t index, const MemRequest& request, co
     pc.held.push_back(Waiting{request, d, parent});  // behind the reads write mode holds
     return;
   }
+  const std::uint64_t ticket = next_ticket_;
   book_read(index, request, d, now_, parent);
+  let_ready_act_first(index, ticket, false);
 }
 
-void FastDram::let_ready_act_first(std::uint32_t index, std::uint64_t ticket) {
+void FastDram::let_ready_act_first(std::uint32_t index, std::uint64_t ticket, bool write) {
   Pc& pc = *pcs_[index];
-  auto& journal = pc.wjournal;
+  auto& journal = write ? pc.wjournal : pc.journal;
   if (journal.empty() || journal.back().ticket != ticket || next_ticket_ != ticket + 1) return;  // others moved
   const Journalled& x = journal.back();
   if (x.act == kNever || x.act <= x.ready || x.parent != 0) return;
@@ -1165,9 +1167,9 @@ void FastDram::let_ready_act_first(std::uint32_t index, std::uint64_t ticket) {
   for (auto p = taken.rbegin(); p != taken.rend(); ++p) {
     const auto it = journal.begin() + static_cast<std::ptrdiff_t>(*p);
     const Journalled& j = *it;
-    erase_booking(pc.slots, pc.acts, j.col, true, j.act);
+    erase_booking(pc.slots, pc.acts, j.col, write, j.act);
     cancelled_.insert(j.ticket);
-    pc.write_cancelled.push(j.col);
+    (write ? pc.write_cancelled : pc.read_cancelled).push(j.col);
     pc.banks[j.bank] = j.before;
     behind.push_back(j);
     journal.erase(it);
@@ -1177,15 +1179,20 @@ void FastDram::let_ready_act_first(std::uint32_t index, std::uint64_t ticket) {
   std::reverse(behind.begin(), behind.end());
   const Journalled& xj = behind.back();
   const Cycle trial = place_act(index, xj.ready, group_of(xj.where, spec_.org), xj.bank, xj.before.act,
-                                xj.before.pre_allowed + spec_.timing.RP, contends_for_buses(pc, true));
-  erase_booking(pc.slots, pc.acts, kNever, true, trial);
+                                xj.before.pre_allowed + spec_.timing.RP);
+  erase_booking(pc.slots, pc.acts, kNever, write, trial);
   std::stable_partition(behind.begin(), behind.end() - 1, [trial](const Journalled& j) { return j.ready <= trial; });
   const auto later =
       std::find_if(behind.begin(), behind.end() - 1, [trial](const Journalled& j) { return j.ready > trial; });
   std::rotate(later, behind.end() - 1, behind.end());
   rebooking_ = true;
   for (const Journalled& j : behind) {
-    book_write(index, j.request, j.where, now_, recounted(static_cast<RowOutcome>(j.outcome)), j.parent);
+    const bool counted = recounted(static_cast<RowOutcome>(j.outcome));
+    if (write) {
+      book_write(index, j.request, j.where, now_, counted, j.parent);
+    } else {
+      book_read(index, j.request, j.where, now_, j.parent, counted);
+    }
   }
   rebooking_ = false;
   behind.clear();

@@ -1147,25 +1147,28 @@ TEST(FastDram, PseudoChannelsOfAChannelShareItsColumnBus) {
   EXPECT_EQ(f.stat("row_hits"), 1u);
 }
 
-// FR-FCFS issues the oldest *ready* command: a write whose bank is ready activates before
-// the ACT of an older write still waiting for its bank (a conflict, tRC and write recovery
-// after the row before), which then moves tRRD_L later, as DramSystem does. Writes only,
-// pseudo-channel 0: A to bank 0 row 1, B to bank 0 row 2 (its ACT waits for A's row to
-// close), C to bank 1 of the same bank group, arriving `c_at` cycles in, while B's ACT is
-// booked within tRRD_L of C's ready cycle. (Before: C's ACT went after B's booked one, and
-// C completed 6 to 11 cycles late, B 1 to 4 early.)
+// FR-FCFS issues the oldest *ready* command: an access whose bank is ready activates
+// before the ACT of an older access of its direction still waiting for its bank (a
+// conflict, tRC and the row's tRAS / write recovery), which then moves tRRD_L later, as
+// DramSystem does. Reads only, then writes only, pseudo-channel 0: A to bank 0 row 1, B
+// to bank 0 row 2 (its ACT waits for A's row to close), C to bank 1 of the same bank
+// group, arriving `c_at` cycles in, while B's ACT is booked within tRRD_L of C's ready
+// cycle. (Before: C's ACT went after B's booked one; C completed 6 to 11 cycles late and
+// B 1 to 4 early with writes, C 3 to 9 late with reads.)
 TEST(FastDram, AReadyActivationGoesBeforeABookedOneWaitingForItsBank) {
-  for (const Cycle c_at : {80u, 82u, 84u, 85u}) {
-    Fixture f;
-    counters::Registry reg;
-    const auto [fast, detailed] = play_both(f, reg, [c_at](MemoryBackend& m, const Fixture& fx) {
-      m.enqueue(MemRequest{fx.pc0(16), true, 0, 0});  // A: bank 0, row 1
-      m.advance_to(1);
-      m.enqueue(MemRequest{fx.pc0(32), true, 1, 0});  // B: bank 0, row 2
-      m.advance_to(c_at);
-      m.enqueue(MemRequest{fx.pc0(16 + 1), true, 2, 0});  // C: bank 1, row 1
-    });
-    EXPECT_EQ(fast, detailed) << "C arriving at " << c_at;
+  for (const bool write : {false, true}) {
+    for (const Cycle c_at : (write ? std::vector<Cycle>{80, 82, 84, 85} : std::vector<Cycle>{68, 69, 70, 71})) {
+      Fixture f;
+      counters::Registry reg;
+      const auto [fast, detailed] = play_both(f, reg, [write, c_at](MemoryBackend& m, const Fixture& fx) {
+        m.enqueue(MemRequest{fx.pc0(16), write, 0, 0});  // A: bank 0, row 1
+        m.advance_to(1);
+        m.enqueue(MemRequest{fx.pc0(32), write, 1, 0});  // B: bank 0, row 2
+        m.advance_to(c_at);
+        m.enqueue(MemRequest{fx.pc0(16 + 1), write, 2, 0});  // C: bank 1, row 1
+      });
+      EXPECT_EQ(fast, detailed) << (write ? "writes" : "reads") << ", C arriving at " << c_at;
+    }
   }
 }
 

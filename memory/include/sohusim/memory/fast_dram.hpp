@@ -42,13 +42,14 @@
 //     last four rows for this.
 //   - activations: tRC per bank, tRRD_S/L between ACTs and at most four per tFAW, on a
 //     per-pseudo-channel ACT timeline (so random traffic is tFAW-bound, 25-35 % of peak).
-//     A single write whose bank is ready goes before the ACTs booked for older writes
-//     still waiting for their banks (let_ready_act_first): FR-FCFS's oldest *ready*.
+//     A single access whose bank is ready goes before the ACTs booked for older accesses
+//     of its direction still waiting for their banks (let_ready_act_first): FR-FCFS's
+//     oldest *ready*.
 //   - command buses: a channel's pseudo-channels share its row and column command buses.
-//     A single access booked while its controller holds fewer accesses of its direction
-//     than the pseudo-channel has banks (with more, the controller has another one ready
-//     whenever the buses are free) keeps its ACT tACT_bus cycles clear of its siblings'
-//     ACTs, and its column command, while a sibling has one booked within
+//     A single access keeps its ACT tACT_bus cycles clear of its siblings' ACTs; booked
+//     while its controller holds fewer accesses of its direction than the pseudo-channel
+//     has banks (with more, the controller has another one ready whenever the column bus
+//     is free), its column command too, while a sibling has one booked within
 //     column_bus_window cycles, on its own phase of the column bus (pseudo-channel p on
 //     the cycles equal to p modulo the pseudo-channels per channel): the alternation two
 //     controllers streaming side by side settle into. Bulk streams are not moved.
@@ -310,20 +311,24 @@ class FastDram final : public MemoryBackend {
   Cycle stream_gap(bool a_write, bool b_write) const { return gap_[a_write][b_write][0][1]; }
   // The same, from the timings (fills gap_ once).
   Cycle spec_gap(bool a_write, bool b_write, bool same_group, double turnaround_scale) const;
-  // An activation of `bank` at the earliest cycle from `lower` that tRRD, tFAW and refresh
-  // allow, and the row bus if `shared_buses` (contends_for_buses).
+  // An activation of `bank` at the earliest cycle from `lower` that tRRD, tFAW, refresh and
+  // the row bus (shares_row_bus) allow.
   Cycle place_act(std::uint32_t pc, Cycle lower, std::uint32_t group, std::uint32_t bank, Cycle opened,
-                  Cycle precharged, bool shared_buses);
+                  Cycle precharged);
   // A single access's data slot in pseudo-channel `pc`, in the earliest gap; its column
   // command shares the column bus if `shared_buses`.
   Cycle place_slot(std::uint32_t pc, Cycle ready, Cycle length, bool write, std::uint32_t group_first,
                    std::uint32_t group_last, bool shared_buses, Cycle limit = kNever, bool insert = true);
-  // The channel's command buses, shared by its pseudo-channels. A single access booked in
-  // pseudo-channel `pc` contends for them while its controller holds fewer accesses of its
-  // direction than the pseudo-channel has banks: with more, one is ready whenever the
-  // buses are free (the detailed model loses nothing to the buses with 8 x 256 requests in
-  // flight, about 4 % on mixes with 8 x 1-16; docs/memory-frontend.md).
+  // The channel's column command bus, shared by its pseudo-channels. A single access booked
+  // in pseudo-channel `pc` contends for it while its controller holds fewer accesses of its
+  // direction than the pseudo-channel has banks: with more, one is ready whenever the bus
+  // is free (the detailed model loses nothing to the buses with 8 x 256 requests in
+  // flight, about 4 % on mixes with 8 x 1-16; docs/memory-frontend.md). For the row bus
+  // see shares_row_bus.
   bool contends_for_buses(const Pc& pc, bool write) const;
+  // A single access's ACT keeps clear of its sibling pseudo-channels' ACTs whatever its
+  // queue holds (tFAW-bound traffic has no other row command to issue meanwhile).
+  bool shares_row_bus() const { return spec_.org.pseudo_channels > 1; }
   // The first cycle from `c` at which an ACT of `pc` keeps clear of its sibling
   // pseudo-channels' ACTs on the row bus (each holds it tACT_bus cycles).
   Cycle row_bus_free(std::uint32_t pc, Cycle c) const;
@@ -344,17 +349,16 @@ class FastDram final : public MemoryBackend {
   // for reads).
   Cycle book_taken_back(std::uint32_t pc, bool write, std::uint32_t row, bool same_row, Cycle arrival);
   bool rebooking_ = false;
-  // The write just booked at its arrival (the newest in the write journal, ticket `ticket`),
-  // a single access whose ACT tRRD / tFAW / the row bus pushed past the cycle its bank
-  // allowed, behind ACTs booked earlier for writes whose banks were not ready by then:
-  // FR-FCFS issues the oldest *ready* command, so its ACT goes first. Those bookings (with
-  // their banks' later ones; in the journal, not issued) are taken back and booked again,
-  // the ones ready by the cycle its ACT can now take (a trial placement) before it, the
-  // others after it. Not for reads, nor for the accesses of multi-access requests: both
-  // measured worse against DramSystem (FastVsDetailed's random 67 % read +1.6 -> +7.3 %,
-  // the deep half-held 1056 B stride through TLM +3.0 -> +6.4 %; the 4 KiB stream at
-  // 8 x 1 in flight +3.8 -> -9.5 %, taking an access back delaying its whole request).
-  void let_ready_act_first(std::uint32_t pc, std::uint64_t ticket);
+  // The access just booked at its arrival (the newest in its direction's journal, ticket
+  // `ticket`), a single access whose ACT tRRD / tFAW / the row bus pushed past the cycle
+  // its bank allowed, behind ACTs booked earlier for accesses whose banks were not ready by
+  // then: FR-FCFS issues the oldest *ready* command, so its ACT goes first. Those bookings
+  // (with their banks' later ones; in the journal, not issued) are taken back and booked
+  // again, the ones ready by the cycle its ACT can now take (a trial placement) before
+  // it, the others after it. Not for the accesses of multi-access requests: the 4 KiB
+  // stream at 8 x 1 in flight measured +3.8 -> -9.5 % against DramSystem with them
+  // (taking an access back delays its whole request).
+  void let_ready_act_first(std::uint32_t pc, std::uint64_t ticket, bool write);
   // A stream's data slot, after everything booked in pseudo-channel `pc` (its tail).
   // `bank_ready`: when its banks allow it to start; `exposed` of the wait past the tail counts
   // (all of it after a booking of the other direction). `opens_rows`: some bank it visits
