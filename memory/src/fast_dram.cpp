@@ -85,6 +85,7 @@ struct Slot {
 struct Act {
   Cycle at;
   std::uint32_t group;
+  Cycle ready;  // the cycle its bank allowed it (place_act's lower bound)
 };
 
 // A queue sorted by time that is consumed at the front and mostly grown at the back: a
@@ -236,6 +237,7 @@ struct FastDram::Pc {
   std::vector<std::uint32_t> stays;  // take_back_writes's scratch: banks of writes that stay
   std::vector<Journalled> behind;    // let_ready_act_first's scratch: the bookings it takes back
   std::vector<std::uint32_t> moved;  // let_ready_act_first's scratch: their banks
+  std::vector<std::size_t> order;    // let_ready_act_first's scratch: the order it books them again in
   Cycle drain_check = kNever;        // when a drain check is scheduled
   Cycle admit_check = kNever;        // when an admit check is scheduled
   // Write mode: the reads a drain took back, and those arriving after them, in arrival
@@ -588,7 +590,7 @@ Cycle FastDram::place_act(std::uint32_t index, Cycle lower, std::uint32_t group,
     if (c == before) break;
   }
   const auto at = std::upper_bound(acts.begin(), acts.end(), c, [](Cycle v, const Act& a) { return v < a.at; });
-  acts.insert(at, Act{c, group});
+  acts.insert(at, Act{c, group, lower});
   return c;
 }
 
@@ -1136,9 +1138,15 @@ void FastDram::let_ready_act_first(std::uint32_t index, std::uint64_t ticket, bo
   if (journal.empty() || journal.back().ticket != ticket || next_ticket_ != ticket + 1) return;  // others moved
   const Journalled& x = journal.back();
   if (x.act == kNever || x.act <= x.ready || x.parent != 0) return;
+  // Nothing to do unless an ACT within tFAW after x's ready cycle was not ready by then
+  // (the pseudo-channel's ACT timeline answers without walking the journal).
+  const Cycle faw = faw_;
+  const auto& acts = pc.acts;
+  auto a = std::upper_bound(acts.begin(), acts.end(), x.ready, [](Cycle v, const Act& y) { return v < y.at; });
+  while (a != acts.end() && a->at < x.ready + faw && a->ready <= x.ready) ++a;
+  if (a == acts.end() || a->at >= x.ready + faw) return;
   // The ACTs that keep x's from its ready cycle (within tFAW after it) and were booked for
   // accesses whose banks were not ready by then, with their banks' later bookings.
-  const Cycle faw = faw_;
   std::vector<std::uint32_t>& banks = pc.moved;
   banks.clear();
   std::vector<std::size_t>& taken = pc.mine;  // journal positions, oldest first
@@ -1160,33 +1168,49 @@ void FastDram::let_ready_act_first(std::uint32_t index, std::uint64_t ticket, bo
     }
     if (pc.banks[bank].bookings != last->after.bookings) return;
   }
-  // Take x and them back, newest first, each restoring its bank as it found it.
+  // Take x and them back, newest first, each restoring its bank as it found it (their
+  // copies go to `behind` oldest first), and close the journal over them.
   taken.push_back(journal.size() - 1);
   std::vector<Journalled>& behind = pc.behind;
   behind.clear();
   for (auto p = taken.rbegin(); p != taken.rend(); ++p) {
-    const auto it = journal.begin() + static_cast<std::ptrdiff_t>(*p);
-    const Journalled& j = *it;
+    const Journalled& j = *(journal.begin() + static_cast<std::ptrdiff_t>(*p));
     erase_booking(pc.slots, pc.acts, j.col, write, j.act);
     cancelled_.insert(j.ticket);
     (write ? pc.write_cancelled : pc.read_cancelled).push(j.col);
     pc.banks[j.bank] = j.before;
-    behind.push_back(j);
-    journal.erase(it);
   }
+  auto out = journal.begin() + static_cast<std::ptrdiff_t>(taken.front());
+  std::size_t next = 0;
+  std::size_t position = taken.front();
+  for (auto in = out; in != journal.end(); ++in, ++position) {
+    if (next < taken.size() && taken[next] == position) {
+      behind.push_back(std::move(*in));
+      ++next;
+    } else {
+      *out++ = std::move(*in);
+    }
+  }
+  for (std::size_t k = 0; k < taken.size(); ++k) journal.pop_back();
   // Booked again in their order, except that x goes before those not ready by the cycle
   // its ACT can now take (a trial placement, undone): the ready ones are older.
-  std::reverse(behind.begin(), behind.end());
   const Journalled& xj = behind.back();
   const Cycle trial = place_act(index, xj.ready, group_of(xj.where, spec_.org), xj.bank, xj.before.act,
                                 xj.before.pre_allowed + spec_.timing.RP);
   erase_booking(pc.slots, pc.acts, kNever, write, trial);
-  std::stable_partition(behind.begin(), behind.end() - 1, [trial](const Journalled& j) { return j.ready <= trial; });
-  const auto later =
-      std::find_if(behind.begin(), behind.end() - 1, [trial](const Journalled& j) { return j.ready > trial; });
-  std::rotate(later, behind.end() - 1, behind.end());
+  std::vector<std::size_t>& order = pc.order;  // positions in `behind`
+  order.clear();
+  const std::size_t n = behind.size() - 1;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (behind[k].ready <= trial) order.push_back(k);
+  }
+  order.push_back(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (behind[k].ready > trial) order.push_back(k);
+  }
   rebooking_ = true;
-  for (const Journalled& j : behind) {
+  for (const std::size_t k : order) {
+    const Journalled& j = behind[k];
     const bool counted = recounted(static_cast<RowOutcome>(j.outcome));
     if (write) {
       book_write(index, j.request, j.where, now_, counted, j.parent);
