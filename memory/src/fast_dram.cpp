@@ -263,12 +263,37 @@ void prefetch_object(const T& object) {
   __builtin_prefetch(p + sizeof(T) - 1);
 }
 
+// A calibration an embedder set wrongly would stretch bookings without end (a scale of
+// NaN or infinity) or make them free (zero): refused, naming the field.
+void check_calibration(const FastDramCalibration& c) {
+  const auto positive = [](double v, const char* name, double most) {
+    if (!std::isfinite(v) || v <= 0.0 || v > most) {
+      throw std::invalid_argument(std::string("FastDramCalibration::") + name + " is " + number(v) +
+                                  "; it must be above 0 and at most " + number(most));
+    }
+  };
+  const auto at_least_zero = [](double v, const char* name) {
+    if (!std::isfinite(v) || v < 0.0 || v > 1e6) {
+      throw std::invalid_argument(std::string("FastDramCalibration::") + name + " is " + number(v) +
+                                  "; it must be from 0 to 1e6 cycles");
+    }
+  };
+  at_least_zero(c.stream_act_cost, "stream_act_cost");
+  at_least_zero(c.perbank_stream_cost, "perbank_stream_cost");
+  positive(c.turnaround_scale, "turnaround_scale", 100.0);
+  positive(c.stream_act_scale, "stream_act_scale", 100.0);
+  positive(c.stream_busy_banks, "stream_busy_banks", 1.0);
+  positive(c.stream_write_act_scale, "stream_write_act_scale", 100.0);
+  positive(c.faw_scale, "faw_scale", 100.0);
+}
+
 }  // namespace
 
 FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const FastDramParams& params,
                    const sim::Instrumentation& inst, const std::string& stats_prefix)
     : spec_(spec), mapping_(mapping), params_(params) {
   if (inst.registry == nullptr) throw std::invalid_argument("FastDram: the instrumentation has no registry");
+  check_calibration(params_.calibration);
   const DramOrganization& org = spec_.org;
   const counters::Scope scope = inst.scope(stats_prefix);
   cycles_ = &scope.counter("cycles", "cycles", "elapsed memory-clock cycles (tCK), kept by advance_to");
@@ -1569,7 +1594,7 @@ void FastDram::stream_visits(std::uint64_t j0, std::uint64_t groups) {
 }
 
 Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::uint64_t activations, bool write,
-                            Cycle arrival, Cycle bank_ready, bool opens_rows) {
+                            Cycle arrival, Cycle bank_ready, bool opens_rows, double act_factor) {
   Pc& pc = *pcs_[index];
   StreamState& st = streams_[index];
   const DramTimings& t = spec_.timing;
@@ -1578,15 +1603,25 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
   const double per_act = params_.calibration.stream_act_cost;
   Cycle length = accesses * stream_gap_;
   if (per_act != 0.0) length += static_cast<Cycle>(std::llround(per_act * static_cast<double>(activations)));
-  // At most four ACTs per tFAW, over the pseudo-channel's streams rather than per slot:
-  // a slot that activates more often than that waits for the window.
-  // In 1/256 cycles, the remainder carried to the next booking: a 4 KiB block's two
-  // activations cost 12-14 cycles, and rounding each booking would move that by 4-8 %.
+  // The pseudo-channel's activations, over its streams rather than per slot (a slot that
+  // activates more often waits for them): at most four per tFAW (stream_act_scale x tFAW /
+  // 4 each), and no more often than its banks can cycle. A visit holds its bank from the
+  // ACT through its columns (tCCD_L apart), tRTP or the write's recovery, and tRP;
+  // FR-FCFS keeps stream_busy_banks of the banks busy at once. In 1/256 cycles, the
+  // remainder carried to the next booking: a 4 KiB block's two activations cost 12-14
+  // cycles, and rounding each booking would move that by 4-8 %.
+  const FastDramCalibration& cal = params_.calibration;
+  double act_spacing = cal.stream_act_scale * static_cast<double>(t.FAW) / 4.0;
+  if (activations > 0) {
+    const double span = accesses > activations
+                            ? static_cast<double>(accesses - activations) / static_cast<double>(activations) * t.CCD_L
+                            : 0.0;
+    const double held = write ? std::max<double>(t.RAS, t.RCDWR + span + t.CWL + t.burst_cycles + t.WR)
+                              : std::max<double>(t.RAS, t.RCDRD + span + t.RTP);
+    act_spacing = std::max(act_spacing, (held + t.RP) / (cal.stream_busy_banks * org.banks_per_pc()));
+  }
   const std::uint64_t act_cost_fp =
-      static_cast<std::uint64_t>((write ? params_.calibration.stream_write_act_scale : 1.0) *
-                                     params_.calibration.stream_act_scale * static_cast<double>(activations * t.FAW) *
-                                     64.0 +
-                                 0.5) +
+      static_cast<std::uint64_t>(act_factor * act_spacing * static_cast<double>(activations) * 256.0 + 0.5) +
       st.act_frac;
   const Cycle act_cost = act_cost_fp >> 8;
   st.act_frac = static_cast<std::uint32_t>(act_cost_fp & 255);
@@ -1797,18 +1832,30 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
   Cycle bank_ready = 0;
   bool opens_rows = false;  // some bank it visits holds no row or another one
   const bool adaptive = params_.controller.page_policy == PagePolicy::Adaptive;
+  std::size_t opening = 0, after_reads = 0;  // visits that open a row; of them, after bulk reads
   for (const Visit& v : visits_) {
     const BankStream& b = stream_banks_[v.bank];
     // The adaptive policy closed the row with the last column of the earlier visit if
     // this request was not queued by then: the same row needs an ACT again.
     const bool closed = adaptive && b.used && b.row == v.first_row && b.last_col < queued;
     if (closed) ++acts;
-    if (!b.used || b.row != v.first_row || closed) opens_rows = true;
+    if (!b.used || b.row != v.first_row || closed) {
+      opens_rows = true;
+      ++opening;
+      if (b.used && !b.write) ++after_reads;
+    }
     if (!b.used || (b.row == v.first_row && !closed)) continue;
     const Cycle after_col = b.last_col + (b.write ? t.CWL + t.burst_cycles + t.WR : t.RTP);
     const Cycle after_act = b.first_col + t.RAS - std::min<Cycle>(b.first_col + t.RAS, b.write ? t.RCDWR : t.RCDRD);
     const Cycle need = std::max(after_col, after_act) + t.RP + (write ? t.RCDWR : t.RCDRD);
     if (need > v.first) bank_ready = std::max(bank_ready, need - v.first);
+  }
+  // Writes that reopen banks bulk reads had left (the share of its visits that do) space
+  // their activations stream_write_act_scale x more (book_stream).
+  double act_factor = 1.0;
+  if (write && after_reads > 0) {
+    act_factor += (params_.calibration.stream_write_act_scale - 1.0) * static_cast<double>(after_reads) /
+                  static_cast<double>(opening);
   }
   bulk_col_ = 0;
   const std::size_t n = pcs_.size();
@@ -1816,8 +1863,8 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
     if (k + 4 < n) prefetch_pc(*pcs_[k + 4]);
     if (k + 2 < n) prefetch_stream_stats(*pcs_[k + 2], write);
     if (stream_counts_[k] > 0) {
-      const Cycle at =
-          book_stream(static_cast<std::uint32_t>(k), stream_counts_[k], acts, write, now_, bank_ready, opens_rows);
+      const Cycle at = book_stream(static_cast<std::uint32_t>(k), stream_counts_[k], acts, write, now_, bank_ready,
+                                   opens_rows, act_factor);
       if (!write) bulk_reads_done_ = std::max(bulk_reads_done_, at);
       done = std::max(done, at);
     }

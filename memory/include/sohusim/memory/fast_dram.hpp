@@ -87,7 +87,9 @@
 //   - completion: the last data beat plus hbm.controller.latency, as in DramController.
 // Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
 // activation, `stream_act_cost` cycles, the activations spaced at stream_act_scale x tFAW
-// / 4 (writes' by stream_write_act_scale more); refresh windows it crosses extend it, and
+// / 4, or wider where a bank's visit (ACT to precharged, tWR for writes) over
+// stream_busy_banks of the banks takes longer (writes that reopen banks bulk reads had
+// left by stream_write_act_scale more); refresh windows it crosses extend it, and
 // stop its activations (activations_end); a REFpb window that meets its visit to a bank
 // holds the request (its completion), not the stream (perbank_refresh_hold). Activations
 // are counted from the mapping's structure (distinct bank/row pairs the range visits),
@@ -165,8 +167,17 @@ struct FastDramCalibration {
   // Refreshes stop activations on top of that (activations_end); before they did, this
   // was 1.17, fitted with all-bank refresh on, which made the model 12 % slow without it.
   double stream_act_scale = 1.03;
-  // The same for a bulk write's activations, on top: the bank is held for write recovery
-  // (tWR) before it can precharge.
+  // Pseudo-channel banks FR-FCFS keeps busy at once on a bulk stream's activations, as a
+  // share of them: the activations go no more often than a bank's visit (ACT to the end
+  // of its precharge, with tWR for writes) over this many banks. Fitted on random 4 KiB
+  // writes (8 initiators x 32 in flight): 417 GB/s detailed against 481 for reads, where
+  // four per tFAW bound both; the share 0.79 gives 416.5. Streams at the default mapping
+  // visit their banks 4 accesses or more at a time and do not reach it.
+  double stream_busy_banks = 0.79;
+  // Bulk writes that reopen banks bulk reads had left space their activations this much
+  // more, in the share of their visits that do: booked after the reads that overtook them,
+  // the writes go back to rows the reads had left, and the reads then reopen theirs.
+  // Fitted on the 4 KiB random and stream read/write mixes.
   double stream_write_act_scale = 1.65;
   // A bulk request of at most this many bytes goes access by access while the
   // requests in flight, at its accesses per pseudo-channel, fit one read queue (0: never).
@@ -183,7 +194,9 @@ struct FastDramCalibration {
   // (besides the requests a window holds, perbank_refresh_hold).
   double perbank_stream_cost = 0.0;
   // Effective four-activate window as a share of tFAW for single accesses: the detailed
-  // controller packs activations closer to the bound than a booking in arrival order.
+  // controller packs activations closer to the bound than the fast placement does, ready
+  // ACTs first included (at 1.0 random reads were -3 to -5 %, 1056 B stride reads -10 to
+  // -12 %; docs/memory-frontend.md, calibration table).
   double faw_scale = 0.92;
   // Cycles either side of a single access's column command within which a column command
   // of a sibling pseudo-channel makes the two alternate on the channel's column bus
@@ -405,10 +418,11 @@ class FastDram final : public MemoryBackend {
     return outcome == RowOutcome::Counted || outcome == RowOutcome::Reopened || outcome == RowOutcome::Reconflict;
   }
   // Books a bulk request's `accesses` in pseudo-channel `pc`; `bank_ready`: the cycle its
-  // banks allow it to start at (0: any); `opens_rows`: see append_stream. Raises bulk_col_
+  // banks allow it to start at (0: any); `opens_rows`: see append_stream; `act_factor`:
+  // how much more its activations are spaced (a write's, see book_bulk). Raises bulk_col_
   // to its first column.
   Cycle book_stream(std::uint32_t pc, std::uint64_t accesses, std::uint64_t activations, bool write, Cycle arrival,
-                    Cycle bank_ready, bool opens_rows);
+                    Cycle bank_ready, bool opens_rows, double act_factor);
   // Row activations a range of groups needs per pseudo-channel; updates stream_open_.
   std::uint64_t stream_activations(std::uint64_t first_group, std::uint64_t groups);
   // The banks a range of groups visits in each pseudo-channel (the same in all), into visits_.
