@@ -964,9 +964,7 @@ bool FastDram::take_back_for_hit(std::uint32_t index, const DecodedAddress& d, b
   for (std::size_t i : mine) {  // newest first
     const auto it = journal.begin() + static_cast<std::ptrdiff_t>(i);
     const Journalled j = *it;
-    erase_booking(pc.slots, pc.acts, j.col, write, j.act);
-    cancelled_.insert(j.ticket);
-    (write ? pc.write_cancelled : pc.read_cancelled).push(j.col);
+    cancel_booking(index, j.col, j.act, j.ticket, write);
     pc.rejoin.push_back(j);
     journal.erase(it);
   }
@@ -1075,15 +1073,20 @@ bool FastDram::take_back_writes(std::uint32_t index) {
       b.act_allowed = j.act + spec_.timing.RC;
       count_row(index, static_cast<RowOutcome>(j.outcome));
     }
-    erase_booking(pc.slots, pc.acts, j.col, true, activated ? kNever : j.act);
-    cancelled_.insert(j.ticket);
-    pc.write_cancelled.push(j.col);
+    cancel_booking(index, j.col, activated ? kNever : j.act, j.ticket, true);
     back.push_back(Buffered{j.request, j.where, activated || recounted(static_cast<RowOutcome>(j.outcome)), j.parent});
     it = wj.erase(it);
     --unissued;
   }
   pc.buffered.insert(pc.buffered.begin(), back.rbegin(), back.rend());
   return !back.empty();
+}
+
+void FastDram::cancel_booking(std::uint32_t index, Cycle col, Cycle act, std::uint64_t ticket, bool write) {
+  Pc& pc = *pcs_[index];
+  erase_booking(pc.slots, pc.acts, col, write, act);
+  cancelled_.insert(ticket);
+  (write ? pc.write_cancelled : pc.read_cancelled).push(col);
 }
 
 void FastDram::push_done(Cycle at, const MemRequest& r, std::uint32_t pc, std::uint64_t parent) {
@@ -1200,9 +1203,7 @@ void FastDram::let_ready_act_first(std::uint32_t index, std::uint64_t ticket, bo
   behind.clear();
   for (auto p = taken.rbegin(); p != taken.rend(); ++p) {
     const Journalled& j = *(journal.begin() + static_cast<std::ptrdiff_t>(*p));
-    erase_booking(pc.slots, pc.acts, j.col, write, j.act);
-    cancelled_.insert(j.ticket);
-    (write ? pc.write_cancelled : pc.read_cancelled).push(j.col);
+    cancel_booking(index, j.col, j.act, j.ticket, write);
     pc.banks[j.bank] = j.before;
   }
   auto out = journal.begin() + static_cast<std::ptrdiff_t>(taken.front());
@@ -1337,10 +1338,8 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
     const Journalled& j = *it;
     pc.banks[j.bank] = j.before;
     if (j.col <= at) continue;  // issued (it filled a gap before `at`): it stays
-    erase_booking(pc.slots, pc.acts, j.col, false, activated(j) ? kNever : j.act);
+    cancel_booking(index, j.col, activated(j) ? kNever : j.act, j.ticket, false);
     if (activated(j)) count_row(index, static_cast<RowOutcome>(j.outcome));
-    cancelled_.insert(j.ticket);
-    pc.read_cancelled.push(j.col);
     redo.push_back(j);
   }
   for (auto it = first; it != journal.end(); ++it) {

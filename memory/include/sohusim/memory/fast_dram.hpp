@@ -406,6 +406,12 @@ class FastDram final : public MemoryBackend {
   // write_low writes are left, so the journalled writes past those that have not issued go
   // back to the buffer. Returns whether any did.
   bool take_back_writes(std::uint32_t pc);
+  // Takes one journalled booking of pseudo-channel `pc` back (take_back_for_hit,
+  // take_back_writes, let_ready_act_first, drain): its column slot and, unless `act` is
+  // kNever (none, or one that has issued and stays), its activation off the timelines;
+  // its completion (`ticket`) cancelled, its queue entry (counted until `col`) freed. The
+  // caller restores the bank.
+  void cancel_booking(std::uint32_t pc, Cycle col, Cycle act, std::uint64_t ticket, bool write);
   // Write mode: books the oldest buffered writes of a pseudo-channel, leaving `keep`; the
   // reads booked to issue after `at` are taken back and booked again after the writes.
   // Returns the last booked write's column command cycle (`at` if none was booked).
