@@ -1374,6 +1374,10 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
           ready = b.act_allowed;
         }
         ready = std::max(ready, at);
+        // A bank a REFpb holds then is not ready either (the controller blocks its
+        // refresh target): its writes stay for the next write mode rather than keep this
+        // one going until the refresh ends.
+        ready = bank_refresh_end(index, bank_of(d, org), ready, b.act, b.pre_allowed + t.RP);
         if (ready < best_ready) {
           best_ready = ready;
           best = k;
