@@ -171,7 +171,7 @@ struct FastDramCalibration {
   // share of them: the activations go no more often than a bank's visit (ACT to the end
   // of its precharge, with tWR for writes) over this many banks. Fitted on random 4 KiB
   // writes (8 initiators x 32 in flight): 417 GB/s detailed against 481 for reads, where
-  // four per tFAW bound both; the share 0.79 gives 416.5. Streams at the default mapping
+  // four per tFAW bound both; the share 0.79 gives 417.7. Streams at the default mapping
   // visit their banks 4 accesses or more at a time and do not reach it.
   double stream_busy_banks = 0.79;
   // Bulk writes that reopen banks bulk reads had left space their activations this much
