@@ -104,6 +104,33 @@ DramController::DramController(const DramSpec& spec, const ControllerParams& par
   if (params.read_queue == 0 || params.write_queue == 0 || params.read_queue > 65535 || params.write_queue > 65535) {
     throw std::invalid_argument("DramController: queue depths must be 1 .. 65535");
   }
+  check_refresh_timings(spec, params.refresh, "DramController");
+}
+
+void check_refresh_timings(const DramSpec& spec, RefreshMode refresh, const char* who) {
+  const DramTimings& t = spec.timing;
+  const auto fail = [&](const std::string& what) {
+    throw std::invalid_argument(std::string(who) + ": " + what + ": refreshing would leave no time to serve requests");
+  };
+  const auto interval = [&](std::uint32_t rfc) {
+    return min_refresh_interval(t.RP, rfc, t.RC, t.CL, t.CWL, t.burst_cycles);
+  };
+  if (refresh == RefreshMode::AllBank && t.REFI < interval(t.RFCab)) {
+    fail("tREFI (" + std::to_string(t.REFI) + " cycles) is below tRP + tRFCab + tRC + CL|CWL + nBL (" +
+         std::to_string(interval(t.RFCab)) + ")");
+  }
+  if (refresh == RefreshMode::PerBank && spec.org.banks_per_pc() != 0) {
+    const std::uint32_t step = t.refi_per_bank(spec.org.banks_per_pc());
+    if (step <= std::uint64_t{t.RRD_S} + t.RREFD) {
+      fail("tREFI / banks (" + std::to_string(step) + " cycles) is not above tRRD_S + tRREFD (" +
+           std::to_string(std::uint64_t{t.RRD_S} + t.RREFD) + ")");
+    }
+    const std::uint64_t each_bank = std::uint64_t{step} * spec.org.banks_per_pc();  // a bank's refresh interval
+    if (each_bank < interval(t.RFCpb)) {
+      fail("banks x (tREFI / banks) (" + std::to_string(each_bank) +
+           " cycles) is below tRP + tRFCpb + tRC + CL|CWL + nBL (" + std::to_string(interval(t.RFCpb)) + ")");
+    }
+  }
 }
 
 void DramController::enqueue(const MemRequest& request, const DecodedAddress& at, Cycle now) {

@@ -127,6 +127,7 @@ DramSystem::DramSystem(DramSpec spec, AddressMapping mapping, ControllerParams p
       cycles_(scope.counter("cycles", "cycles", "elapsed memory-clock cycles (tCK), kept by advance_to")),
       completions_(std::make_unique<Completions>()),
       heap_(std::make_unique<ControllerHeap>(spec_.org.total_pcs())) {
+  check_refresh_timings(spec_, params_.refresh, "DramSystem");  // before the pseudo-channels register theirs
   const DramOrganization& org = spec_.org;
   const std::size_t channels = std::size_t{org.stacks} * org.channels;
   timings_.reserve(channels);

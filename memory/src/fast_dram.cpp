@@ -294,6 +294,9 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
     : spec_(spec), mapping_(mapping), params_(params) {
   if (inst.registry == nullptr) throw std::invalid_argument("FastDram: the instrumentation has no registry");
   check_calibration(params_.calibration);
+  // Refresh must leave time to work (the schema says so per key): the closed forms of
+  // stretched_by_refreshes and place_slot's moves past all-bank windows rely on it.
+  check_refresh_timings(spec_, params_.controller.refresh, "FastDram");
   const DramOrganization& org = spec_.org;
   const counters::Scope scope = inst.scope(stats_prefix);
   cycles_ = &scope.counter("cycles", "cycles", "elapsed memory-clock cycles (tCK), kept by advance_to");
@@ -474,6 +477,17 @@ Cycle FastDram::refresh_window_end(std::uint32_t bank, Cycle t, Cycle opened, Cy
   return t;
 }
 
+Cycle FastDram::stretched_by_refreshes(Cycle from, Cycle cost, Cycle first, Cycle interval, Cycle window) {
+  // Work that needs `cost` cycles from `from` loses `window` at every refresh it reaches
+  // (one falling due exactly at its end included), the first at `first`, then one every
+  // `interval`: in closed form, so that no cost, however large, takes time to place.
+  // Each interval leaves interval - window (> 0, the constructor's check) for the work.
+  const Cycle end = from + cost;
+  if (end < first) return end;
+  const Cycle reached = (end - first) / (interval - window) + 1;
+  return end + reached * window;
+}
+
 Cycle FastDram::activations_end_across(Cycle from, Cycle cost) const {
   const DramTimings& tm = spec_.timing;
   switch (params_.controller.refresh) {
@@ -486,17 +500,13 @@ Cycle FastDram::activations_end_across(Cycle from, Cycle cost) const {
       const Cycle k0 = refi_index(from);
       act_quiet_from_ = k0 == 0 ? 0 : k0 * tm.REFI + tm.RP + tm.RFCab;
       act_quiet_to_ = (k0 + 1) * tm.REFI;
-      Cycle end = from + cost;
-      for (Cycle k = k0 + 1; k * tm.REFI <= end; ++k) end += tm.RP + tm.RFCab;
-      return end;
+      return stretched_by_refreshes(from, cost, (k0 + 1) * tm.REFI, tm.REFI, tm.RP + tm.RFCab);
     }
     case RefreshMode::PerBank: {
       const Cycle k0 = from / refresh_step_;
       act_quiet_from_ = k0 * refresh_step_;
       act_quiet_to_ = (k0 + 1) * refresh_step_;
-      Cycle end = from + cost;
-      for (Cycle k = k0 + 1; k * refresh_step_ <= end; ++k) end += tm.RRD_S + tm.RREFD;
-      return end;
+      return stretched_by_refreshes(from, cost, (k0 + 1) * refresh_step_, refresh_step_, tm.RRD_S + tm.RREFD);
     }
   }
   return from + cost;

@@ -69,11 +69,41 @@ void check_timings(const Config& c, std::vector<ConfigDiagnostic>& out) {
   if (v("tWTR_L") < v("tWTR_S")) {
     out.push_back(c.diagnose("hbm.timing.tWTR_L", "must be at least tWTR_S", ">= " + std::to_string(v("tWTR_S"))));
   }
-  const std::uint64_t banks = c.get_uint("hbm.org.sids") * c.get_uint("hbm.org.bank_groups") *
-                              c.get_uint("hbm.org.banks_per_group");
-  if (c.get_string("hbm.controller.refresh") == "perbank" && v("tREFI") / banks == 0) {
-    out.push_back(c.diagnose("hbm.timing.tREFI", "per-bank refresh needs tREFI of at least one cycle per bank",
-                             ">= " + std::to_string(banks)));
+  const std::uint64_t banks =
+      c.get_uint("hbm.org.sids") * c.get_uint("hbm.org.bank_groups") * c.get_uint("hbm.org.banks_per_group");
+  // Refresh must leave the pseudo-channel time to work (min_refresh_interval), and a
+  // REFpb, every tREFI / banks, takes tRRD_S + tRREFD of the row bus.
+  const std::string refresh = c.get_string("hbm.controller.refresh");
+  const std::uint64_t refi = v("tREFI");
+  const std::uint64_t burst = burst_cycles_from_config(c);  // 0 if invalid: check_geometry says so
+  const auto too_short = [&](const std::string& what, std::uint64_t have, const std::string& need_what,
+                             std::uint64_t need, std::uint64_t refi_needed) {
+    out.push_back(c.diagnose("hbm.timing.tREFI",
+                             what + " (" + std::to_string(have) + " cycles) is below " + need_what + " (" +
+                                 std::to_string(need) + " cycles): refreshing would leave no time to serve requests",
+                             ">= " + std::to_string(refi_needed)));
+  };
+  const auto interval = [&](std::uint64_t rfc) {
+    return min_refresh_interval(v("tRP"), rfc, v("tRC"), c.get_uint("hbm.timing.CL"), c.get_uint("hbm.timing.CWL"),
+                                burst);
+  };
+  const bool rfcab_known =
+      c.has("hbm.timing.tRFCab") || hbm3_trfcab_ns(static_cast<std::uint32_t>(c.get_uint("hbm.org.die_density"))) != 0;
+  if (refresh == "allbank" && rfcab_known && burst != 0) {
+    const std::uint64_t need = interval(trfcab_cycles_from_config(c));
+    if (refi < need) too_short("with all-bank refresh, tREFI", refi, "tRP + tRFCab + tRC + CL|CWL + nBL", need, need);
+  }
+  if (refresh == "perbank" && banks != 0) {
+    const std::uint64_t row_bus = v("tRRD_S") + v("tRREFD");
+    const std::uint64_t need = interval(v("tRFCpb"));
+    if (refi / banks <= row_bus) {
+      too_short("with per-bank refresh, tREFI / banks", refi / banks, "tRRD_S + tRREFD + 1", row_bus + 1,
+                (row_bus + 1) * banks);
+    } else if (burst != 0 && refi / banks * banks < need) {
+      // Each bank's refresh comes every banks x (tREFI / banks) cycles.
+      too_short("with per-bank refresh, banks x (tREFI / banks)", refi / banks * banks,
+                "tRP + tRFCpb + tRC + CL|CWL + nBL", need, (need + banks - 1) / banks * banks);
+    }
   }
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "hbm_test_support.hpp"
@@ -101,6 +103,49 @@ TEST(DramController, IdleMemorySleepsAndAccountsRefreshInBulk) {
   perbank.mem->sync_stats();
   EXPECT_EQ(perbank.pc0("refpb"), 1'000'000 / (6240 / 16));
   EXPECT_EQ(perbank.pc0("refab"), 0);
+}
+
+// Refresh timings that leave no time to work are refused when the model is built from a
+// DramSpec directly (the hbm.* schema refuses them per key). With tREFI 587-653 at
+// HBM3-6400 the controller opened rows every interval and never read them before the
+// next forced refresh closed them: simulated time ran on, no request completed.
+TEST(DramController, RefusesRefreshTimingsThatLeaveNoTimeToWork) {
+  Rig base;
+  const auto message = [&](std::uint32_t refi, RefreshMode refresh) {
+    DramSpec spec = base.mem->spec();
+    spec.timing.REFI = refi;
+    ControllerParams params;
+    params.refresh = refresh;
+    counters::Registry registry;
+    try {
+      DramSystem mem(spec, base.mem->mapping(), params, counters::Scope(registry, "x"));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message(653, RefreshMode::AllBank),
+            "DramSystem: tREFI (653 cycles) is below tRP + tRFCab + tRC + CL|CWL + nBL (680): refreshing would leave "
+            "no time to serve requests");
+  EXPECT_EQ(message(680, RefreshMode::AllBank), "accepted");
+  EXPECT_EQ(message(653, RefreshMode::Off), "accepted");
+  EXPECT_NE(message(447, RefreshMode::PerBank).find("banks x (tREFI / banks) (432 cycles)"), std::string::npos);
+  EXPECT_EQ(message(448, RefreshMode::PerBank), "accepted");
+  // A controller built on its own checks too.
+  struct Sink : CompletionSink {
+    void on_complete(const MemRequest&, Cycle) override {}
+  } sink;
+  DramSpec spec = base.mem->spec();
+  spec.timing.REFI = 653;
+  ChannelTiming timing(spec);
+  counters::Registry registry;
+  try {
+    DramController controller(spec, ControllerParams{}, timing, 0, PcStats(counters::Scope(registry, "y"), 0.625),
+                              sink);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("DramController: tREFI (653 cycles)", 0), 0u) << e.what();
+  }
 }
 
 // A pseudo-channel that held nothing when its all-bank refresh fell due accounts it when

@@ -191,6 +191,34 @@ TEST(HbmConfigErrors, NonPowerOfTwoWholeLevelsAreFine) {
   EXPECT_EQ(DramSpec::from_config(c).org.capacity_bytes(), 6 * (24ull << 30));
 }
 
+TEST(HbmConfigErrors, RefreshIntervalLeavingNoTimeToWork) {
+  // HBM3-6400: tRP 26 + tRFCab 560 (16 Gb) + tRC 72 + CL 20 + nBL 2 = 680. With tREFI
+  // 587-653 DramController opened rows every interval and never read them.
+  sim::ConfigError e = resolve_error("hbm.timing.tREFI: 679\n");
+  const sim::ConfigDiagnostic* d = find_key(e, "hbm.timing.tREFI");
+  ASSERT_NE(d, nullptr) << e.what();
+  EXPECT_EQ(d->line, 1);
+  EXPECT_NE(d->message.find("tRP + tRFCab"), std::string::npos) << d->message;
+  EXPECT_EQ(d->allowed, ">= 680");
+  EXPECT_NO_THROW(hbm_config("hbm/hbm3-6400", {"hbm.timing.tREFI=680"}));
+  EXPECT_NO_THROW(hbm_config("hbm/hbm3-6400", {"hbm.timing.tREFI=679", "hbm.controller.refresh=off"}));
+  // Per-bank: each bank's refresh every 16 x (tREFI / 16) cycles must cover tRP + tRFCpb
+  // 320 + tRC + CL + nBL = 440, so 447 (16 x 27 = 432) is refused and 448 is not.
+  e = resolve_error("hbm.controller.refresh: perbank\nhbm.timing.tREFI: 447\n");
+  d = find_key(e, "hbm.timing.tREFI");
+  ASSERT_NE(d, nullptr) << e.what();
+  EXPECT_NE(d->message.find("tRFCpb"), std::string::npos) << d->message;
+  EXPECT_EQ(d->allowed, ">= 448");
+  EXPECT_NO_THROW(hbm_config("hbm/hbm3-6400", {"hbm.controller.refresh=perbank", "hbm.timing.tREFI=448"}));
+  // ... and a REFpb every tREFI / 16 cycles must leave the row bus more than tRRD_S 4 +
+  // tRREFD 13 between them.
+  e = resolve_error("hbm.controller.refresh: perbank\nhbm.timing.tREFI: 448\nhbm.timing.tRREFD: 24\n");
+  d = find_key(e, "hbm.timing.tREFI");
+  ASSERT_NE(d, nullptr) << e.what();
+  EXPECT_NE(d->message.find("tRRD_S + tRREFD"), std::string::npos) << d->message;
+  EXPECT_EQ(d->allowed, ">= 464");
+}
+
 TEST(HbmConfigErrors, WatermarksOutOfOrder) {
   const sim::ConfigError e = resolve_error("hbm.controller.write_low: 50\n");
   ASSERT_NE(find_key(e, "hbm.controller.write_low"), nullptr) << e.what();

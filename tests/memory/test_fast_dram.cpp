@@ -11,7 +11,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hbm_test_support.hpp"
@@ -539,6 +541,65 @@ TEST(FastDram, RejectsACalibrationOutOfRange) {
   c.stream_act_cost = -1;
   EXPECT_EQ(message(c), "FastDramCalibration::stream_act_cost is -1; it must be from 0 to 1e6 cycles");
   EXPECT_EQ(message(FastDramCalibration{}), "accepted");
+}
+
+// Refresh timings that leave a pseudo-channel no time to work are refused when the model
+// is built from a DramSpec directly (the hbm.* schema refuses them per key): with tREFI
+// 587 FastDram moved a single access past one all-bank window into the next without end.
+TEST(FastDram, RejectsRefreshTimingsThatLeaveNoTimeToWork) {
+  Fixture base({"hbm.controller.refresh=allbank"});
+  const auto message = [&](std::uint32_t refi, RefreshMode refresh) {
+    DramSpec spec = base.mem->spec();
+    spec.timing.REFI = refi;
+    FastDramParams params = base.mem->params();
+    params.controller.refresh = refresh;
+    counters::Registry reg;
+    try {
+      FastDram mem(spec, base.mem->mapping(), params, sim::Instrumentation{&reg, nullptr, 0}, "f");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message(679, RefreshMode::AllBank),
+            "FastDram: tREFI (679 cycles) is below tRP + tRFCab + tRC + CL|CWL + nBL (680): refreshing would leave "
+            "no time to serve requests");
+  EXPECT_EQ(message(680, RefreshMode::AllBank), "accepted");
+  EXPECT_EQ(message(679, RefreshMode::Off), "accepted");
+  EXPECT_EQ(message(447, RefreshMode::PerBank),
+            "FastDram: banks x (tREFI / banks) (432 cycles) is below tRP + tRFCpb + tRC + CL|CWL + nBL (440): "
+            "refreshing would leave no time to serve requests");
+  EXPECT_EQ(message(448, RefreshMode::PerBank), "accepted");
+  EXPECT_EQ(message(16 * 17, RefreshMode::PerBank)
+                .find("FastDram: tREFI / banks (17 cycles) is not above tRRD_S + "
+                      "tRREFD (17)"),
+            0u);
+}
+
+// Work stretched by the refreshes it meets, in closed form, against the step-by-step
+// rule it replaced (each refresh reached, the one due at the work's end included, adds
+// its window): equal over a grid of starts and costs, and a cost of 2^60 cycles is
+// placed at once (the loop took ~2^60 / interval steps).
+TEST(FastDram, WorkStretchedByRefreshesInClosedForm) {
+  const auto by_steps = [](Cycle from, Cycle cost, Cycle first, Cycle interval, Cycle window) {
+    Cycle end = from + cost;
+    for (Cycle due = first; due <= end; due += interval) end += window;
+    return end;
+  };
+  for (const auto& [interval, window] : {std::pair<Cycle, Cycle>{6240, 586}, {390, 17}, {10, 9}, {7, 1}}) {
+    for (Cycle first = interval; first <= 3 * interval; first += interval) {
+      for (Cycle from = first - interval + window; from < first; from += 3) {
+        for (Cycle cost = 0; cost <= 5 * interval; cost += 1 + cost / 7) {
+          ASSERT_EQ(FastDram::stretched_by_refreshes(from, cost, first, interval, window),
+                    by_steps(from, cost, first, interval, window))
+              << "from " << from << " cost " << cost << " first " << first << " interval " << interval;
+        }
+      }
+    }
+  }
+  const Cycle huge = Cycle{1} << 60;
+  EXPECT_EQ(FastDram::stretched_by_refreshes(0, huge, 6240, 6240, 586),
+            huge + (huge - 6240) / (6240 - 586) * 586 + 586);
 }
 
 // Per-bank refresh holds a bank's accesses until its REFpb window ends while the other

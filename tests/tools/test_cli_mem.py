@@ -135,6 +135,18 @@ class Errors(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("hbm.mapping.preset", err)
 
+    def test_refresh_leaving_no_time_to_work_is_refused_not_run(self):
+        # tREFI 587 used to hang the fast model and keep the detailed one from serving
+        # anything until sim.stop_time; both are refused now, naming the key.
+        for fidelity in ("fast", "detailed"):
+            rc, _, err = run("--set", "hbm.timing.tREFI=587", "--fidelity", fidelity)
+            self.assertEqual(rc, 2, err)
+            self.assertIn("hbm.timing.tREFI", err)
+            self.assertIn(">= 680", err)
+        rc, _, err = run("--refresh", "perbank", "--set", "hbm.timing.tREFI=440")
+        self.assertEqual(rc, 2, err)
+        self.assertIn(">= 448", err)
+
     def test_stop_time_reached_is_a_simulation_error_with_outputs_written(self):
         with tempfile.TemporaryDirectory() as d:
             stats = os.path.join(d, "s.json")

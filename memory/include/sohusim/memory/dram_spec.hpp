@@ -101,6 +101,17 @@ struct DramTimings {
   std::uint32_t refi_per_bank(std::uint32_t banks_per_pc) const { return REFI / banks_per_pc; }
 };
 
+/// The shortest refresh interval a pseudo-channel (all-bank: tREFI, refresh window
+/// tRFCab) or a bank (per-bank: tREFI, window tRFCpb) can work with: the refresh (tRP to
+/// precharge, then the window), then one row cycle (tRC) and one access's data
+/// (CL or CWL, + nBL). Below it the controller can be kept from serving anything: with
+/// tREFI 587-653 cycles at HBM3-6400 (needs 680) DramController opened rows every
+/// interval and never read them before the next refresh forced their precharge.
+inline std::uint64_t min_refresh_interval(std::uint64_t rp, std::uint64_t rfc, std::uint64_t rc, std::uint64_t cl,
+                                          std::uint64_t cwl, std::uint64_t burst) {
+  return rp + rfc + rc + (cl > cwl ? cl : cwl) + burst;
+}
+
 /// One row of the constraint table, as a person writes it.
 struct TimingConstraint {
   std::string name;  // the timing it expresses: "tRCDRD", "tFAW", "WR->RD (CWL+nBL+tWTR_S)"

@@ -245,6 +245,11 @@ class FastDram final : public MemoryBackend {
   const AddressMapping& mapping() const { return mapping_; }
   const FastDramParams& params() const { return params_; }
 
+  /// Where work of `cost` cycles starting at `from` ends when refreshes due at `first`,
+  /// first + interval, ... each take `window` cycles of it (one due exactly at its end
+  /// included). Precondition: window < interval.
+  static Cycle stretched_by_refreshes(Cycle from, Cycle cost, Cycle first, Cycle interval, Cycle window);
+
  private:
   struct Pc;
   // How a booked access found its bank; a read's row statistics are counted when it
