@@ -180,8 +180,9 @@ class Outputs(unittest.TestCase):
 
 class Survey(unittest.TestCase):
     """scripts/mem_fast_vs_detailed.sh, the fast-against-detailed survey of
-    docs/memory-frontend.md, on two of its cases (the whole survey takes minutes): the
-    per-case lines and the summary line, and a clear error without a binary."""
+    docs/memory-frontend.md, on two of its cases and one of its bulk set (the whole
+    survey takes minutes): the per-case lines and the summary line, and clear errors
+    without a binary or with an unknown set."""
 
     SCRIPT = os.path.join(SRC, "scripts", "mem_fast_vs_detailed.sh")
 
@@ -199,6 +200,22 @@ class Survey(unittest.TestCase):
             self.assertGreater(detailed, 0)
             self.assertLess(abs(fast / detailed - 1), 0.05, line)  # both within 5 % in the docs
         self.assertRegex(lines[2], r"^2 cases, 0 outside 5 %, worst [-+][0-9.]+ %, sum of \|differences\| [0-9]+ points$")
+
+    def test_the_bulk_set_and_a_clear_error_for_an_unknown_one(self):
+        env = dict(os.environ, SET="bulk", ROWS="^b2 stream r0 8KiB$")
+        p = subprocess.run(["bash", self.SCRIPT, BIN], capture_output=True, text=True, env=env,
+                           stdin=subprocess.DEVNULL, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.strip().splitlines()
+        self.assertEqual(len(lines), 2, p.stdout)
+        self.assertTrue(lines[0].startswith("b2 stream r0 8KiB "), lines[0])
+        detailed, fast = float(lines[0].split()[5]), float(lines[0].split()[7])
+        self.assertLess(abs(fast / detailed - 1), 0.05, lines[0])  # +1.3 % in the docs
+        self.assertTrue(lines[1].startswith("1 cases, 0 outside 5 %"), lines[1])
+        p = subprocess.run(["bash", self.SCRIPT, BIN], capture_output=True, text=True, env=dict(os.environ, SET="all"),
+                           stdin=subprocess.DEVNULL, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("SET must be survey or bulk, not 'all'", p.stderr)
 
     def test_missing_binary_is_a_clear_error(self):
         p = subprocess.run(["bash", self.SCRIPT, "/nonexistent/sohusim"], capture_output=True, text=True,
