@@ -81,8 +81,8 @@ struct ControllerParams {
 /// Throws std::invalid_argument, naming the timings, if `refresh` would leave a
 /// pseudo-channel no time to serve requests: all-bank, tREFI below min_refresh_interval
 /// with tRFCab; per-bank, a bank's interval (banks x (tREFI / banks)) below it with
-/// tRFCpb, or tREFI / banks not above tRRD_S + tRREFD. `who` starts the message. The hbm.* schema reports the
-/// same per key; this guards the models built from a DramSpec directly.
+/// tRFCpb, or tREFI / banks not above tRRD_S + tRREFD. `who` starts the message. The
+/// hbm.* schema reports the same per key; this guards models built from a DramSpec.
 void check_refresh_timings(const DramSpec& spec, RefreshMode refresh, const char* who);
 
 /// Where a controller delivers finished requests (the DramSystem orders them).
