@@ -186,13 +186,16 @@ class Survey(unittest.TestCase):
 
     SCRIPT = os.path.join(SRC, "scripts", "mem_fast_vs_detailed.sh")
 
+    def survey(self, binary=BIN, **env):
+        """Runs the script with these environment variables; returns (exit code, output lines, stderr)."""
+        p = subprocess.run(["bash", self.SCRIPT, binary], capture_output=True, text=True,
+                           env=dict(os.environ, **env), stdin=subprocess.DEVNULL, timeout=300)
+        return p.returncode, p.stdout.strip().splitlines(), p.stderr
+
     def test_two_cases_and_the_summary(self):
-        env = dict(os.environ, ROWS="^o1 (stream|mix:67) 32$")
-        p = subprocess.run(["bash", self.SCRIPT, BIN], capture_output=True, text=True, env=env,
-                           stdin=subprocess.DEVNULL, timeout=300)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        lines = p.stdout.strip().splitlines()
-        self.assertEqual(len(lines), 3, p.stdout)
+        rc, lines, err = self.survey(ROWS="^o1 (stream|mix:67) 32$")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(lines), 3, lines)
         self.assertTrue(lines[0].startswith("o1 stream 32 "), lines[0])
         self.assertTrue(lines[1].startswith("o1 mix:67 32 "), lines[1])
         for line in lines[:2]:
@@ -202,26 +205,21 @@ class Survey(unittest.TestCase):
         self.assertRegex(lines[2], r"^2 cases, 0 outside 5 %, worst [-+][0-9.]+ %, sum of \|differences\| [0-9]+ points$")
 
     def test_the_bulk_set_and_a_clear_error_for_an_unknown_one(self):
-        env = dict(os.environ, SET="bulk", ROWS="^b2 stream r0 8KiB$")
-        p = subprocess.run(["bash", self.SCRIPT, BIN], capture_output=True, text=True, env=env,
-                           stdin=subprocess.DEVNULL, timeout=300)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        lines = p.stdout.strip().splitlines()
-        self.assertEqual(len(lines), 2, p.stdout)
+        rc, lines, err = self.survey(SET="bulk", ROWS="^b2 stream r0 8KiB$")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(lines), 2, lines)
         self.assertTrue(lines[0].startswith("b2 stream r0 8KiB "), lines[0])
         detailed, fast = float(lines[0].split()[5]), float(lines[0].split()[7])
         self.assertLess(abs(fast / detailed - 1), 0.05, lines[0])  # +1.3 % in the docs
         self.assertTrue(lines[1].startswith("1 cases, 0 outside 5 %"), lines[1])
-        p = subprocess.run(["bash", self.SCRIPT, BIN], capture_output=True, text=True, env=dict(os.environ, SET="all"),
-                           stdin=subprocess.DEVNULL, timeout=60)
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("SET must be survey or bulk, not 'all'", p.stderr)
+        rc, _, err = self.survey(SET="all")
+        self.assertEqual(rc, 2)
+        self.assertIn("SET must be survey or bulk, not 'all'", err)
 
     def test_missing_binary_is_a_clear_error(self):
-        p = subprocess.run(["bash", self.SCRIPT, "/nonexistent/sohusim"], capture_output=True, text=True,
-                           stdin=subprocess.DEVNULL, timeout=60)
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("no sohusim binary at '/nonexistent/sohusim'", p.stderr)
+        rc, _, err = self.survey("/nonexistent/sohusim")
+        self.assertEqual(rc, 2)
+        self.assertIn("no sohusim binary at '/nonexistent/sohusim'", err)
 
 
 if __name__ == "__main__":
