@@ -280,6 +280,8 @@ void check_calibration(const FastDramCalibration& c) {
   };
   at_least_zero(c.stream_act_cost, "stream_act_cost");
   at_least_zero(c.perbank_stream_cost, "perbank_stream_cost");
+  at_least_zero(c.switch_cut_cost, "switch_cut_cost");
+  positive(c.switch_cut_visit, "switch_cut_visit", 1e6);
   positive(c.turnaround_scale, "turnaround_scale", 100.0);
   positive(c.stream_act_scale, "stream_act_scale", 100.0);
   positive(c.stream_busy_banks, "stream_busy_banks", 1.0);
@@ -349,7 +351,7 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
   for (; i < pieces.size(); ++i) {
     if (is_pc_level(pieces[i].level) && pieces[i].count > 1) group_pcs_ = 0;
   }
-  stream_open_.assign(low_radix_, ~0ULL);
+  stream_rows_.assign(low_radix_, {});
   stream_counts_.assign(org.total_pcs(), 0);
   streams_.assign(org.total_pcs(), StreamState{});
   stream_banks_.assign(org.banks_per_pc(), BankStream{});
@@ -1467,7 +1469,7 @@ void FastDram::advance_to(Cycle cycle) {
       }
       continue;
     }
-    if (d.ticket != 0) {
+    if (d.ticket != 0 && !cancelled_.empty()) {
       const auto cancelled = cancelled_.find(d.ticket);
       if (cancelled != cancelled_.end()) {  // a read re-booked by a drain: its new booking completes it
         cancelled_.erase(cancelled);
@@ -1521,33 +1523,50 @@ Cycle FastDram::next_event() const {
 
 // ---- bulk ---------------------------------------------------------------------------
 
-std::uint64_t FastDram::stream_activations(std::uint64_t j0, std::uint64_t groups) {
+std::uint64_t FastDram::stream_activations(std::uint64_t j0, std::uint64_t groups, Cycle start, Cycle window) {
   // Group j = lo + L * (column + C * hi): lo picks a bank (bank group, ...), hi the rest of
-  // the bank and the row. A bank needs an ACT when the hi it is visited with is not the one
-  // it was last visited with; stream_open_[lo] remembers that (the same for every
-  // pseudo-channel, since every group touches each of them once).
+  // the bank and the row. A bank needs an ACT unless the hi it is visited with is one that
+  // a bulk request booked to start at most `window` cycles before `start` visited at lo:
+  // FR-FCFS serves the queued hits of a row together, though requests to other rows of
+  // that bank came between them. stream_rows_[lo] remembers the last kRowsSeen of them
+  // (the same for every pseudo-channel, since every group touches each of them once).
   if (groups == 0) return 0;
   if (low_has_row_) return groups;
   const std::uint64_t lo_count = low_radix_;
   const std::uint64_t block = low_radix_ * column_radix_;
   std::uint64_t acts = 0;
-  const auto visit = [&](std::uint64_t h, std::uint64_t start, std::uint64_t len) {
-    const std::uint64_t n = std::min(len, lo_count);
-    for (std::uint64_t t = 0; t < n; ++t) {
-      std::uint64_t& open = stream_open_[(start + t) % lo_count];
-      if (open != h) {
-        ++acts;
-        open = h;
-      }
+  const auto see = [&](std::uint64_t lo, std::uint64_t h) {  // true: an activation
+    std::array<RowSeen, kRowsSeen>& rows = stream_rows_[lo];
+    std::size_t oldest = 0, latest = 0, seen = kRowsSeen;
+    const auto older = [&](const RowSeen& a, const RowSeen& b) {  // empty entries first
+      return a.hi == kNoRow ? b.hi != kNoRow : b.hi != kNoRow && a.at < b.at;
+    };
+    for (std::size_t e = 0; e < kRowsSeen; ++e) {
+      if (rows[e].hi == h) seen = e;
+      if (older(rows[e], rows[oldest])) oldest = e;
+      if (rows[e].hi != kNoRow && (rows[latest].hi == kNoRow || rows[e].at > rows[latest].at)) latest = e;
     }
+    // Open still (the bank's last row), or queued with an earlier request's hits.
+    if (seen != kRowsSeen && (seen == latest || rows[seen].at + window >= start)) {
+      rows[seen].at = std::max(rows[seen].at, start);
+      return false;
+    }
+    rows[oldest] = RowSeen{h, start};
+    return true;
+  };
+  const auto visit = [&](std::uint64_t h, std::uint64_t first, std::uint64_t len) {
+    const std::uint64_t n = std::min(len, lo_count);
+    for (std::uint64_t t = 0; t < n; ++t) acts += see((first + t) % lo_count, h) ? 1 : 0;
   };
   const std::uint64_t h0 = j0 / block;
   const std::uint64_t h1 = (j0 + groups - 1) / block;
   visit(h0, j0, std::min(groups, (h0 + 1) * block - j0));
   if (h1 > h0) {
     if (h1 - h0 > 1) {
+      // Whole blocks between: rows no other request can have visited within the window
+      // as well (a stream's requests do not overlap); each of their banks opens its row.
       acts += (h1 - h0 - 1) * lo_count;
-      std::fill(stream_open_.begin(), stream_open_.end(), h1 - 1);
+      for (std::uint64_t lo = 0; lo < lo_count; ++lo) see(lo, h1 - 1);
     }
     visit(h1, h1 * block, j0 + groups - h1 * block);
   }
@@ -1616,6 +1635,20 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
   const double per_act = params_.calibration.stream_act_cost;
   Cycle length = accesses * stream_gap_;
   if (per_act != 0.0) length += static_cast<Cycle>(std::llround(per_act * static_cast<double>(activations)));
+  const FastDramCalibration& cal = params_.calibration;
+  if (activations > 0 && cal.switch_cut_cost > 0.0 && st.booked) {
+    // Back to this direction from the other's run, which came while this one was at work
+    // (its last booking ended within a queue's span of the run's start) and was still at
+    // work when this request came: the visits the switches cut (the share of visits longer
+    // than switch_cut_visit accesses) cost their rows again.
+    const Cycle queue_span = std::uint64_t{write ? cp.write_queue : cp.read_queue} * stream_gap_;
+    const Cycle mine = st.dir_last[write ? 1 : 0];
+    if (st.write != write && mine != 0 && mine + queue_span >= st.run_start && st.last_col > arrival) {
+      const double visit = static_cast<double>(accesses) / static_cast<double>(activations);
+      const double cut = 1.0 - cal.switch_cut_visit / visit;
+      if (cut > 0.0) length += static_cast<Cycle>(std::llround(cut * cal.switch_cut_cost));
+    }
+  }
   // The pseudo-channel's activations, over its streams rather than per slot (a slot that
   // activates more often waits for them): at most four per tFAW (stream_act_scale x tFAW /
   // 4 each), and no more often than its banks can cycle. A visit holds its bank from the
@@ -1623,7 +1656,6 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
   // FR-FCFS keeps stream_busy_banks of the banks busy at once. In 1/256 cycles, the
   // remainder carried to the next booking: a 4 KiB block's two activations cost 12-14
   // cycles, and rounding each booking would move that by 4-8 %.
-  const FastDramCalibration& cal = params_.calibration;
   double act_spacing = cal.stream_act_scale * static_cast<double>(t.FAW) / 4.0;
   if (activations > 0) {
     const double span = accesses > activations
@@ -1650,6 +1682,7 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
     exposed =
         std::min(1.0, static_cast<double>(accesses) / static_cast<double>(write ? cp.write_queue : cp.read_queue));
   }
+  const bool had = st.booked, was_write = st.write;
   Cycle col = append_stream(index, ready, length, write, bank_ready, exposed, opens_rows);
   bulk_col_ = std::max(bulk_col_, col);
   // Refresh windows inside the stream stretch it: all-bank ones stop it for their length,
@@ -1670,6 +1703,10 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
       length += extra;
     }
   }
+  bulk_end_ = std::max(bulk_end_, col + length);
+  if (!had || was_write != write) st.run_start = col;
+  st.booked = true;
+  st.dir_last[write ? 1 : 0] = col + length;
   ++st.epoch;  // closes every row: which rows the stream left open is not tracked
   pc.stats.act.inc(activations);
   pc.stats.row_misses.inc(activations);
@@ -1820,7 +1857,11 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
   if (i0 < g0 * p) partial(i0, g0 * p);
   if (g1 * p < i1) partial(g1 * p, i1);
   const std::uint64_t first = i0 / p;
-  std::uint64_t acts = stream_activations(first, (i1 + p - 1) / p - first);
+  // Its rows: the row window is a queue's span, counted from where the bulk bookings have
+  // got to (it starts there, or earlier in a pseudo-channel that is behind).
+  const ControllerParams& cp = params_.controller;
+  const Cycle window = std::uint64_t{write ? cp.write_queue : cp.read_queue} * stream_gap_;
+  std::uint64_t acts = stream_activations(first, (i1 + p - 1) / p - first, std::max(now_, bulk_end_), window);
   stream_visits(first, (i1 + p - 1) / p - first);
   // The pseudo-channels' state and counters lie in many small heap objects: fetch them a
   // few pseudo-channels ahead, so that the bookings do not wait for memory one by one.
@@ -1871,18 +1912,21 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
                   static_cast<double>(opening);
   }
   bulk_col_ = 0;
+  Cycle span = 0;  // a write's: the most it extends a pseudo-channel's bookings by
   const std::size_t n = pcs_.size();
   for (std::size_t k = 0; k < n; ++k) {
     if (k + 4 < n) prefetch_pc(*pcs_[k + 4]);
     if (k + 2 < n) prefetch_stream_stats(*pcs_[k + 2], write);
     if (stream_counts_[k] > 0) {
-      const Cycle at = book_stream(static_cast<std::uint32_t>(k), stream_counts_[k], acts, write, now_, bank_ready,
-                                   opens_rows, act_factor);
+      const auto index = static_cast<std::uint32_t>(k);
+      const Cycle before = write ? std::max(now_, streams_[k].last_col) : 0;
+      const Cycle at = book_stream(index, stream_counts_[k], acts, write, now_, bank_ready, opens_rows, act_factor);
+      if (write) span = std::max(span, streams_[k].last_col - std::min(before, streams_[k].last_col));
       if (!write) bulk_reads_done_ = std::max(bulk_reads_done_, at);
       done = std::max(done, at);
     }
   }
-  if (params_.controller.refresh == RefreshMode::PerBank) done = std::max(done, perbank_refresh_hold(write));
+  if (cp.refresh == RefreshMode::PerBank) done = std::max(done, perbank_refresh_hold(write));
   for (const Visit& v : visits_) {
     BankStream& b = stream_banks_[v.bank];
     b.first_col = bulk_col_ + v.first;
@@ -1892,7 +1936,73 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
     b.write = write;
   }
   ++pending_;
-  push_done(done, MemRequest{addr, write, id, now_}, kNoPc);
+  const MemRequest request{addr, write, id, now_};
+  if (!write) {
+    // Its completion may move (a write going ahead of it): on the heap with a ticket.
+    if (bulk_in_flight_.size() >= bulk_in_flight_prune_) {
+      bulk_in_flight_.erase(std::remove_if(bulk_in_flight_.begin(), bulk_in_flight_.end(),
+                                           [&](const Completion& c) { return c.at <= now_; }),
+                            bulk_in_flight_.end());
+      bulk_in_flight_prune_ = 2 * bulk_in_flight_.size() + 64;
+    }
+    bulk_in_flight_.push_back(Completion{done, next_ticket_++, request});
+    done_.push(
+        Done{done, seq_++, request, kNoPc, Event::Completion, RowOutcome::Counted, bulk_in_flight_.back().ticket, 0});
+    return;
+  }
+  // Write mode ahead of the bulk reads booked before it (see bulk_in_flight_), from where
+  // the last one ended or now. It serves the writes queued, this one last, but for the last
+  // write_low accesses per pseudo-channel, which wait for the next write mode (or complete
+  // as booked, after the reads, if none comes first). The reads whose last column is after
+  // its start complete its length later.
+  const Cycle from = std::max(now_, write_mode_end_);
+  const Cycle read_tail = t.CL + t.burst_cycles + cp.latency;
+  bool ahead = false;
+  for (const Completion& r : bulk_in_flight_) ahead = ahead || r.at > from + read_tail;
+  if (!ahead || span == 0) {
+    push_done(done, request, kNoPc);
+    return;
+  }
+  const std::uint64_t accesses = *std::max_element(stream_counts_.begin(), stream_counts_.end());
+  // What its booking took beyond its columns: the switch to writes, its banks.
+  const Cycle overhead = span > accesses * stream_gap_ ? span - accesses * stream_gap_ : 0;
+  held_writes_.push_back(HeldWrite{Completion{done, next_ticket_++, request}, accesses});
+  done_.push(Done{done, seq_++, request, kNoPc, Event::Completion, RowOutcome::Counted,
+                  held_writes_.back().completion.ticket, 0});
+  held_accesses_ += accesses;
+  const std::uint64_t serve = held_accesses_ > cp.write_low ? held_accesses_ - cp.write_low : 0;
+  std::uint64_t served = 0;
+  while (!held_writes_.empty() && served + held_writes_.front().accesses <= serve) {
+    HeldWrite& w = held_writes_.front();
+    served += w.accesses;
+    const Cycle at = from + overhead + served * stream_gap_ + t.CWL + t.burst_cycles + cp.latency;
+    if (at < w.completion.at && w.completion.at > now_) move_completion(w.completion, at);
+    held_writes_.pop_front();
+  }
+  if (!held_writes_.empty()) held_writes_.front().accesses -= serve - served;  // served in part
+  held_accesses_ -= serve;
+  // The write mode's length as the reads see it: the switch to writes and what it serves,
+  // and for a new one the switch back (a write joining one in progress extends it).
+  const Cycle length = overhead + serve * stream_gap_ + (from == now_ ? stream_gap(true, false) : 0);
+  write_mode_end_ = from + length;
+  if (length == 0) return;
+  std::size_t keep = 0;
+  for (Completion& r : bulk_in_flight_) {
+    if (r.at <= now_) continue;  // completed
+    if (r.at > from + read_tail) {
+      move_completion(r, r.at + length);
+      bulk_reads_done_ = std::max(bulk_reads_done_, r.at);
+    }
+    bulk_in_flight_[keep++] = r;
+  }
+  bulk_in_flight_.resize(keep);
+}
+
+void FastDram::move_completion(Completion& c, Cycle at) {
+  cancelled_.insert(c.ticket);
+  c.at = at;
+  c.ticket = next_ticket_++;
+  done_.push(Done{at, seq_++, c.request, kNoPc, Event::Completion, RowOutcome::Counted, c.ticket, 0});
 }
 
 }  // namespace sohusim::memory

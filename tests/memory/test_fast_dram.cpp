@@ -271,10 +271,21 @@ TEST(FastDram, BulkWritesGatherIntoABatchWhileReadsAreInFlight) {
   for (std::uint64_t k = 0; k < 8; ++k) g.mem->enqueue_bulk((2 << 20) + k * 4096, 4096, true, k);
   g.run_to_completion();
   ASSERT_EQ(g.completions, 9u);
-  // The eighth made a batch: all went while the read was still in flight, booked after it.
-  EXPECT_LT(g.done[100], g.done[0]);
-  for (std::uint64_t k = 1; k < 8; ++k) EXPECT_EQ(g.done[k] - g.done[k - 1], 8u) << k;
   EXPECT_EQ(g.stat("wr"), 8u * 4);
+  // The eighth made a batch, which went while the read was still in flight: write mode,
+  // ahead of the read. It ends with write_low (16) accesses per pseudo-channel left, the
+  // last four writes', which wait: no other write mode comes, so they complete as booked,
+  // after the read's columns, 8 cycles apart. The first four complete in it, 8 cycles
+  // apart, and the read later than in f (where it went alone) by the write mode: the
+  // first write's wait for its rows (tRCDWR after the read's last column, where its
+  // booking would have started one column after it), the four writes' 16 accesses, and
+  // the switch back to reads (CWL + nBL + tWTR_S, x turnaround_scale: 13).
+  ASSERT_EQ(cp.write_low, 16u);
+  const DramTimings& t = g.mem->spec().timing;
+  for (std::uint64_t k = 0; k < 4; ++k) EXPECT_LT(g.done[k], f.done[100]) << k;
+  for (std::uint64_t k : {1, 2, 3, 5, 6, 7}) EXPECT_EQ(g.done[k] - g.done[k - 1], 8u) << k;
+  EXPECT_GT(g.done[4], f.done[100]);
+  EXPECT_EQ(g.done[100] - f.done[100], t.RCDWR - 2 + 16u * 2 + 13);
 }
 
 // With no bulk read in flight a bulk write goes at once.
@@ -371,6 +382,52 @@ TEST(FastDram, AdaptivePageClosesTheRowsOfAnEarlierBulkRequest) {
   EXPECT_EQ(open.second, 4u);
   EXPECT_EQ(adaptive.second, 8u);
   EXPECT_EQ(adaptive.first, open.first + t.RCDRD);
+}
+
+// FR-FCFS serves the queued hits of a row together: three 16 KiB reads (4 accesses per
+// bank group and pseudo-channel), the first and third to the same rows (one per bank
+// group), the second to the next rows of those banks, in between. Enqueued together, the
+// third is booked within a read queue's span (64 accesses, 128 cycles) of the first and
+// shares its activations; arriving long after the second, it opens its rows again.
+TEST(FastDram, BulkRequestsToARowQueuedTogetherShareItsActivations) {
+  FastDramCalibration bulk;
+  bulk.few_in_flight_bytes = 0;  // three 16 KiB requests alone would go access by access
+  const auto acts = [&](bool late) {
+    Fixture f({"hbm.controller.refresh=off", "hbm.controller.page_policy=open"}, bulk);
+    f.mem->enqueue_bulk(0, 16 << 10, false, 1);
+    f.mem->enqueue_bulk(512 << 10, 16 << 10, false, 2);
+    if (late) {
+      f.run_to_completion();
+      f.mem->advance_to(f.mem->now() + 1000);
+    }
+    f.mem->enqueue_bulk(16 << 10, 16 << 10, false, 3);
+    f.run_to_completion();
+    EXPECT_EQ(f.completions, 3u);
+    return f.stat("act");
+  };
+  EXPECT_EQ(acts(false), 4u + 4u);
+  EXPECT_EQ(acts(true), 4u + 4u + 4u);
+}
+
+// A read/write switch cuts the other direction's long visits to its banks: a 64 KiB read
+// (16 accesses per bank visit) booked after a write that came while an earlier read was
+// at work loses (1 - 4 / 16) x 30 cycles (switch_cut_visit, switch_cut_cost); 16 KiB
+// reads (4 accesses per visit) lose nothing.
+TEST(FastDram, ReadAfterAWriteBetweenReadsPaysTheVisitsTheSwitchCut) {
+  const auto second_read = [](std::uint64_t bytes, double cost) {
+    FastDramCalibration c;
+    c.few_in_flight_bytes = 0;
+    c.switch_cut_cost = cost;
+    Fixture f({"hbm.controller.refresh=off"}, c);
+    f.mem->enqueue_bulk(0, bytes, false, 1);
+    f.mem->enqueue_bulk(128 << 10, 64 << 10, true, 2);  // a batch by itself: 64 per pseudo-channel
+    f.mem->enqueue_bulk(256 << 10, bytes, false, 3);
+    f.run_to_completion();
+    EXPECT_EQ(f.completions, 3u);
+    return f.done[3];
+  };
+  EXPECT_EQ(second_read(64 << 10, 30.0) - second_read(64 << 10, 0.0), 23u);  // 22.5, rounded
+  EXPECT_EQ(second_read(16 << 10, 30.0), second_read(16 << 10, 0.0));
 }
 
 // A bulk request smaller than a group of every pseudo-channel (2 KiB) goes through the

@@ -181,13 +181,14 @@ TEST(Profiler, BatchOneDecodeGemvIsHbmBoundAndPrefillGemmComputeBound) {
         s.idle / s.total());
   }
   // The prefill GEMM's engines mostly multiply at their peak; the decode GEMV's wait for HBM
-  // more often (7.9 % of their cycles against 4.4 %: the GEMM's weight streams wait on one
+  // more often (7.9 % of their cycles against 5.3 %: the GEMM's weight streams wait on one
   // another's banks too, 3.7 % before the fast HBM model charged bank conflicts between
-  // bulk requests), and when busy they stream weight tiles through the arrays for one row of
-  // MACs each: overhead, not useful MACs (each fold loads 128 weight rows for one row of
-  // input).
+  // bulk requests, 4.4 % before its writes of results went ahead of the weight reads
+  // booked, as the controller's write mode takes them), and when busy they stream weight
+  // tiles through the arrays for one row of MACs each: overhead, not useful MACs (each fold
+  // loads 128 weight rows for one row of input).
   EXPECT_GT(gemm_op.stalls.busy_useful, 0.8 * gemm_op.stalls.total());
-  EXPECT_GT(gemv_op.stalls.wait_hbm / gemv_op.stalls.total(), 1.5 * gemm_op.stalls.wait_hbm / gemm_op.stalls.total());
+  EXPECT_GT(gemv_op.stalls.wait_hbm / gemv_op.stalls.total(), 1.2 * gemm_op.stalls.wait_hbm / gemm_op.stalls.total());
   EXPECT_LT(gemv_op.stalls.busy_useful, 0.02 * gemv_op.stalls.total());
   EXPECT_GT(gemv_op.stalls.busy_overhead, 0.5 * gemv_op.stalls.total());
   // Useful MAC cycles over the engines' cycles are the compute speed of light of the op.

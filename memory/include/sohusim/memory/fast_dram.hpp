@@ -121,6 +121,21 @@
 //     pseudo-channel have gathered, then are booked together in arrival order, after what
 //     is booked (one read/write turnaround per batch, not per request); gathered writes
 //     go on their own once the bulk reads booked have completed.
+//   - Write mode ahead of bulk reads: the controller serves a write batch as soon as its
+//     write queue fills, ahead of the reads it holds and stages. The timelines keep the
+//     arrival order (the switches and their costs are the same), the completions take the
+//     controller's: a batch booked while bulk reads booked before it are still to complete
+//     goes ahead of them, and they complete the write mode's length later (the switch to
+//     writes, what it serves, the switch back). Write mode ends with write_low accesses
+//     per pseudo-channel left, the last writes': those complete in the next write mode, or
+//     as booked if none comes first. So writes complete about ten times sooner than reads,
+//     as in the detailed model, the initiators that drew more writes run ahead, and the
+//     requests in flight spread over more rows (bulk_in_flight_, held_writes_).
+//   - Rows of bulk requests: a bank visit needs no activation if its row is the bank's
+//     last, or one a bulk request visited within a queue's span before (FR-FCFS serves the
+//     queued hits of a row together; stream_rows_). A read/write switch cuts the long
+//     visits of the direction it leaves: a booking back in that direction pays
+//     switch_cut_cost for the share of its visits longer than switch_cut_visit accesses.
 //
 // Calibration constants (FastDramParams::calibration) were fitted to DramSystem on the
 // shared patterns; the method is in docs/memory-frontend.md and the test that keeps them
@@ -132,6 +147,7 @@
 // `<prefix>.s<k>.ch<c>.pc<p>.`, so roll-ups and reports do not depend on the fidelity.
 // Refreshes are counted as the windows a pseudo-channel's bookings pass.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -204,6 +220,21 @@ struct FastDramCalibration {
   // on the survey; below 16 the 4 KiB stream at 8 x 1 in flight keeps every row open for
   // good (+26 % on 100000 requests), where the detailed model falls into closing them.
   std::uint64_t column_bus_window = 16;
+  // Bus cycles a bulk booking loses when it follows a booking of the other direction (a
+  // read/write switch), times the share of its bank visits the switch cuts: visits of
+  // more than switch_cut_visit accesses (accesses per activation) are left unfinished by
+  // the other direction's mode and pay their rows again, share 1 - switch_cut_visit /
+  // visit. The detailed model opens 25-40 % more rows on 32-128 KiB stream mixes than
+  // their structure needs (8 initiators x 4 in flight, `sohusim mem ... --stats`:
+  // hbm.act 510 k / 272 k / 138 k against the fast model's 385 k / 195 k / 98 k), each
+  // stalling its first column 3-4 cycles; 8-16 KiB requests (2-4 accesses per visit)
+  // are not cut. Fitted on `SET=bulk scripts/mem_fast_vs_detailed.sh` (before the switch
+  // back was added to the reads' wait, which moved it from 116 to 119 points): 30 cycles
+  // and 4 accesses, 6 cases outside 5 %, 116 points; 0 cycles 14 / 187; 24 cycles 6 / 123;
+  // 36 cycles 6 / 116; 30 cycles with 3 accesses 10 / 144, with 6 accesses 6 / 129
+  // (docs/memory-frontend.md, "Write mode ahead of bulk reads").
+  double switch_cut_cost = 30.0;
+  double switch_cut_visit = 4.0;
 };
 
 struct FastDramParams {
@@ -434,8 +465,9 @@ class FastDram final : public MemoryBackend {
   // to its first column.
   Cycle book_stream(std::uint32_t pc, std::uint64_t accesses, std::uint64_t activations, bool write, Cycle arrival,
                     Cycle bank_ready, bool opens_rows, double act_factor);
-  // Row activations a range of groups needs per pseudo-channel; updates stream_open_.
-  std::uint64_t stream_activations(std::uint64_t first_group, std::uint64_t groups);
+  // Row activations a range of groups needs per pseudo-channel, the first of them around
+  // cycle `start` (the row window); updates stream_rows_. `window`: see stream_rows_.
+  std::uint64_t stream_activations(std::uint64_t first_group, std::uint64_t groups, Cycle start, Cycle window);
   // The banks a range of groups visits in each pseudo-channel (the same in all), into visits_.
   void stream_visits(std::uint64_t first_group, std::uint64_t groups);
   void push_done(Cycle at, const MemRequest& r, std::uint32_t pc, std::uint64_t parent = 0);
@@ -488,6 +520,31 @@ class FastDram final : public MemoryBackend {
   std::size_t bulk_reads_ = 0;  // bulk reads in flight
   Cycle bulk_reads_done_ = 0;   // the last completion of the bulk reads booked
   Cycle bulk_check_ = kNever;   // when a check_bulk_writes is scheduled
+  // Write mode ahead of bulk reads (book_bulk). The controller serves a write batch as soon
+  // as its write queue fills, ahead of the reads its read queue and staging hold; the fast
+  // model books in arrival order (the same switches and costs on its timelines) and puts
+  // the completions in the controller's order instead: a bulk write booked while bulk
+  // reads booked before it are still to complete goes ahead of them, they complete its
+  // span later.
+  struct Completion {
+    Cycle at;
+    std::uint64_t ticket;  // its Done event's (a moved completion cancels the old one)
+    MemRequest request;
+  };
+  std::vector<Completion> bulk_in_flight_;  // bulk reads not known to be complete, in booking order
+  std::size_t bulk_in_flight_prune_ = 64;   // size at which completed ones are dropped
+  Cycle write_mode_end_ = 0;                // where the last write that went ahead ends
+  // The writes that went ahead whose last accesses are among the write_low per
+  // pseudo-channel a write mode leaves queued: they complete in the next one (or as booked).
+  struct HeldWrite {
+    Completion completion;
+    std::uint64_t accesses;  // per pseudo-channel
+  };
+  std::deque<HeldWrite> held_writes_;
+  std::uint64_t held_accesses_ = 0;
+  Cycle bulk_end_ = 0;  // the latest last column a bulk booking has reached
+  // Moves a completion already on the heap to `at` (a new ticket; the old one is cancelled).
+  void move_completion(Completion& c, Cycle at);
   void count_refreshes(Cycle cycle);
   // cycle / tREFI, remembering the last interval asked about (bookings of one request, and
   // of consecutive requests, mostly fall in the same one): saves a division per booking.
@@ -512,6 +569,12 @@ class FastDram final : public MemoryBackend {
     std::uint32_t epoch = 0;      // bumped by every stream booking: rows unknown after it
     bool tail = false;
     bool write = false;
+    // Of the bulk bookings (read here, not in Pc::slots, which would miss the cache once
+    // per pseudo-channel): whether there was one, where the run of the last one's direction
+    // (`write`) began, and the last column of the last read and write.
+    bool booked = false;
+    Cycle run_start = 0;
+    Cycle dir_last[2] = {0, 0};
   };
   std::vector<StreamState> streams_;
   // A bank as the bulk requests left it (stream_banks_, per bank of a pseudo-channel: bulk
@@ -568,7 +631,16 @@ class FastDram final : public MemoryBackend {
   std::optional<PerBankRefreshPlan> tentative_plan_;  // decide_refreshes' copy for REFpbs not due yet
   // One REFab (or REFpb) per pseudo-channel per refresh interval, owed to the registry.
   std::shared_ptr<counters::AddBatch> refresh_adds_ = std::make_shared<counters::AddBatch>();
-  std::vector<std::uint64_t> stream_open_;    // per low digit: the hi last streamed (see .cpp)
+  // Per low digit: the last rows (hi digits, see .cpp) bulk requests visited and when. A
+  // visit to one of them within a queue's span (read_queue or write_queue accesses of
+  // stream_gap_) needs no activation: FR-FCFS serves the queued hits of a row together.
+  static constexpr std::uint64_t kNoRow = ~std::uint64_t{0};
+  struct RowSeen {
+    std::uint64_t hi = kNoRow;
+    Cycle at = 0;
+  };
+  static constexpr std::size_t kRowsSeen = 4;
+  std::vector<std::array<RowSeen, kRowsSeen>> stream_rows_;
   std::vector<std::uint64_t> stream_counts_;  // per pseudo-channel: accesses of one bulk request
   std::vector<std::uint32_t> digit_pc_;       // per pseudo-channel digit of a group: its index (empty: decode)
   mutable Cycle refi_k_ = 0;                  // refi_index's cache: [refi_start_, + tREFI) is interval refi_k_
