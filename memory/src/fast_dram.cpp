@@ -1963,6 +1963,15 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
     push_done(done, request, kNoPc);
     return;
   }
+  // Held writes that have completed as booked meanwhile (no write mode came) are not queued.
+  for (auto it = held_writes_.begin(); it != held_writes_.end();) {
+    if (it->completion.at <= now_) {
+      held_accesses_ -= it->accesses;
+      it = held_writes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   const std::uint64_t accesses = *std::max_element(stream_counts_.begin(), stream_counts_.end());
   // What its booking took beyond its columns: the switch to writes, its banks.
   const Cycle overhead = span > accesses * stream_gap_ ? span - accesses * stream_gap_ : 0;
