@@ -288,6 +288,29 @@ TEST(FastDram, BulkWritesGatherIntoABatchWhileReadsAreInFlight) {
   EXPECT_EQ(g.done[100] - f.done[100], t.RCDWR - 2 + 16u * 2 + 13);
 }
 
+// The four writes left queued by that write mode complete as booked when no other write
+// mode comes; they are then not queued any more: the next batch's write mode serves its
+// own writes only, and delays the next read exactly as the first batch delayed the first.
+TEST(FastDram, WritesLeftByAWriteModeThatCompletedAreNotServedAgain) {
+  FastDramCalibration bulk;
+  bulk.few_in_flight_bytes = 0;
+  const std::vector<std::string> sets{"hbm.controller.refresh=off"};
+  const auto second_read = [&](bool second_batch) {
+    Fixture f(sets, bulk);
+    f.mem->enqueue_bulk(0, 1 << 20, false, 100);
+    for (std::uint64_t k = 0; k < 8; ++k) f.mem->enqueue_bulk((2 << 20) + k * 4096, 4096, true, k);
+    f.run_to_completion();
+    f.mem->enqueue_bulk(4 << 20, 1 << 20, false, 200);
+    if (second_batch) {
+      for (std::uint64_t k = 0; k < 8; ++k) f.mem->enqueue_bulk((6 << 20) + k * 4096, 4096, true, 10 + k);
+    }
+    f.run_to_completion();
+    return f.done[200];
+  };
+  const DramTimings t = Fixture().mem->spec().timing;
+  EXPECT_EQ(second_read(true) - second_read(false), t.RCDWR - 2 + 16u * 2 + 13);
+}
+
 // With no bulk read in flight a bulk write goes at once.
 TEST(FastDram, BulkWriteWithoutReadsGoesAtOnce) {
   Fixture f;
