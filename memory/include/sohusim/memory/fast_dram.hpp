@@ -224,9 +224,9 @@ struct FastDramCalibration {
   // read/write switch), times the share of its bank visits the switch cuts: visits of
   // more than switch_cut_visit accesses (accesses per activation) are left unfinished by
   // the other direction's mode and pay their rows again, share 1 - switch_cut_visit /
-  // visit. The detailed model opens 25-40 % more rows on 32-128 KiB stream mixes than
+  // visit. The detailed model opens 35-40 % more rows on 32-128 KiB stream mixes than
   // their structure needs (8 initiators x 4 in flight, `sohusim mem ... --stats`:
-  // hbm.act 510 k / 272 k / 138 k against the fast model's 385 k / 195 k / 98 k), each
+  // hbm.act 527 k / 272 k / 138 k against the fast model's 385 k / 195 k / 98 k), each
   // stalling its first column 3-4 cycles; 8-16 KiB requests (2-4 accesses per visit)
   // are not cut. Fitted on `SET=bulk scripts/mem_fast_vs_detailed.sh` (before the switch
   // back was added to the reads' wait, which moved it from 116 to 119 points): 30 cycles
