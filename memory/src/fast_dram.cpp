@@ -1985,7 +1985,7 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
     HeldWrite& w = held_writes_.front();
     served += w.accesses;
     const Cycle at = from + overhead + served * stream_gap_ + t.CWL + t.burst_cycles + cp.latency;
-    if (at < w.completion.at && w.completion.at > now_) move_completion(w.completion, at);
+    if (at < w.completion.at) move_completion(w.completion, at);  // (those left are still to complete)
     held_writes_.pop_front();
   }
   if (!held_writes_.empty()) held_writes_.front().accesses -= serve - served;  // served in part

@@ -238,6 +238,14 @@ TEST(FastDram, FewSmallBulkRequestsAreBookedAsTheirAccesses) {
 // Seven wait; the eighth sends all eight, back to back after the read, one turnaround
 // for the batch. (So few 4 KiB requests would go access by access, through the
 // controllers' queues: that is turned off here.)
+// The write mode of that batch as the read it goes ahead of sees it: the first write's
+// wait for its rows (tRCDWR after the read's last column, where its booking would have
+// started one column after it), the four writes' 16 accesses it serves, and the switch
+// back to reads (CWL + nBL + tWTR_S, x turnaround_scale: 13).
+Cycle write_mode_before_read(const DramTimings& t) {
+  return t.RCDWR - 2 + 16 * 2 + 13;
+}
+
 TEST(FastDram, BulkWritesGatherIntoABatchWhileReadsAreInFlight) {
   FastDramCalibration bulk;
   bulk.few_in_flight_bytes = 0;
@@ -276,16 +284,13 @@ TEST(FastDram, BulkWritesGatherIntoABatchWhileReadsAreInFlight) {
   // ahead of the read. It ends with write_low (16) accesses per pseudo-channel left, the
   // last four writes', which wait: no other write mode comes, so they complete as booked,
   // after the read's columns, 8 cycles apart. The first four complete in it, 8 cycles
-  // apart, and the read later than in f (where it went alone) by the write mode: the
-  // first write's wait for its rows (tRCDWR after the read's last column, where its
-  // booking would have started one column after it), the four writes' 16 accesses, and
-  // the switch back to reads (CWL + nBL + tWTR_S, x turnaround_scale: 13).
+  // apart, and the read later than in f (where it went alone) by the write mode.
   ASSERT_EQ(cp.write_low, 16u);
   const DramTimings& t = g.mem->spec().timing;
   for (std::uint64_t k = 0; k < 4; ++k) EXPECT_LT(g.done[k], f.done[100]) << k;
   for (std::uint64_t k : {1, 2, 3, 5, 6, 7}) EXPECT_EQ(g.done[k] - g.done[k - 1], 8u) << k;
   EXPECT_GT(g.done[4], f.done[100]);
-  EXPECT_EQ(g.done[100] - f.done[100], t.RCDWR - 2 + 16u * 2 + 13);
+  EXPECT_EQ(g.done[100] - f.done[100], write_mode_before_read(t));
 }
 
 // The four writes left queued by that write mode complete as booked when no other write
@@ -308,7 +313,7 @@ TEST(FastDram, WritesLeftByAWriteModeThatCompletedAreNotServedAgain) {
     return f.done[200];
   };
   const DramTimings t = Fixture().mem->spec().timing;
-  EXPECT_EQ(second_read(true) - second_read(false), t.RCDWR - 2 + 16u * 2 + 13);
+  EXPECT_EQ(second_read(true) - second_read(false), write_mode_before_read(t));
 }
 
 // With no bulk read in flight a bulk write goes at once.

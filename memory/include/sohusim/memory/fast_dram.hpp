@@ -524,8 +524,8 @@ class FastDram final : public MemoryBackend {
   // as its write queue fills, ahead of the reads its read queue and staging hold; the fast
   // model books in arrival order (the same switches and costs on its timelines) and puts
   // the completions in the controller's order instead: a bulk write booked while bulk
-  // reads booked before it are still to complete goes ahead of them, they complete its
-  // span later.
+  // reads booked before it are still to complete goes ahead of them, they complete the
+  // write mode's length later.
   struct Completion {
     Cycle at;
     std::uint64_t ticket;  // its Done event's (a moved completion cancels the old one)
