@@ -20,7 +20,7 @@ struct HbmMemory::Txn {
   std::uint64_t end = 0;          // end of the aligned range
   std::uint32_t outstanding = 0;  // split off (staged or in the backend), not completed
   std::uint64_t arrival_ps = 0;
-  std::uint64_t seq = 0;  // acceptance order: older transactions go first
+  std::uint64_t seq = 0;  // acceptance order: requests arriving at the same time are split in it
   Cycle done = 0;
   sc_core::sc_event done_event;
 };
@@ -121,7 +121,6 @@ HbmMemory::HbmMemory(sc_core::sc_module_name name, std::unique_ptr<MemoryBackend
   }
   staged_.resize(2 * std::size_t{queues});
   active_.resize(2 * std::size_t{queues}, 0);
-  blocked_.resize(2 * std::size_t{queues});
   if (params_.functional) store_ = std::make_unique<sim::SparseStore>(backend_->capacity_bytes());
   backend_->set_completion([this](const MemRequest& r, Cycle done) { on_complete(r, done); });
 
@@ -404,9 +403,7 @@ std::uint64_t HbmMemory::walk(std::uint32_t index) {
       staged.push_back(Staged{t.next, index});
       ++staged_count_;
     } else {
-      // Oldest first: when the queue drains, the oldest stopped transaction goes on.
-      blocked_[q].push(std::make_pair(t.seq, index));
-      ++blocked_count_;
+      stopped_at_ = q;  // it goes on when this queue's staging has room again
       break;
     }
     ++accesses_;
@@ -418,8 +415,8 @@ std::uint64_t HbmMemory::walk(std::uint32_t index) {
 
 std::uint64_t HbmMemory::issue() {
   std::uint64_t handed = 0;
-  // Each queue with staged accesses takes what it has room for, then the transactions
-  // stopped at its staging go on. A queue entry frees when the controller issues a
+  // Each queue with staged accesses takes what it has room for, then the request stopped
+  // at its staging (the first in line) goes on. A queue entry frees when the controller issues a
   // command, which the backend does not announce, so every wake looks — at the queues
   // with staged work only. walk() may append queues to the list: they are looked at too.
   for (std::size_t i = 0; i < active_queues_.size(); ++i) {
@@ -432,12 +429,9 @@ std::uint64_t HbmMemory::issue() {
       backend_->enqueue(MemRequest{s.addr, q % 2 == 1, s.txn, 0});
       ++handed;
     }
-    Waiting& waiting = blocked_[q];
-    while (!waiting.empty() && staged.size() < params_.staging) {
-      const std::uint32_t index = waiting.top().second;
-      waiting.pop();
-      --blocked_count_;
-      handed += walk(index);
+    if (stopped_at_ == q && staged.size() < params_.staging) {
+      stopped_at_ = kNotStopped;
+      handed += split(splitting_.front());
     }
   }
   // Queues left with nothing staged leave the list.
@@ -451,8 +445,22 @@ std::uint64_t HbmMemory::issue() {
     }
   }
   active_queues_.resize(keep);
-  for (const std::uint32_t index : fresh_) handed += walk(index);
+  // Requests are split in the order they arrived: a new one waits behind the one still
+  // being split.
+  for (const std::uint32_t index : fresh_) {
+    splitting_.push_back(index);
+    if (splitting_.size() == 1) handed += split(index);
+  }
   fresh_.clear();
+  return handed;
+}
+
+std::uint64_t HbmMemory::split(std::uint32_t index) {
+  std::uint64_t handed = walk(index);
+  while (!splitting_.empty() && txns_[splitting_.front()]->next == txns_[splitting_.front()]->end) {
+    splitting_.pop_front();
+    if (!splitting_.empty()) handed += walk(splitting_.front());
+  }
   return handed;
 }
 
@@ -533,7 +541,7 @@ void HbmMemory::run() {
     } while (issue() > 0);
     for (std::size_t sid = 0; sid < responses_.size(); ++sid) send_responses(static_cast<int>(sid));
     accept_waiting();
-    const bool idle = backend_->pending() == 0 && staged_count_ == 0 && blocked_count_ == 0 && arrivals_.empty();
+    const bool idle = backend_->pending() == 0 && staged_count_ == 0 && splitting_.empty() && arrivals_.empty();
     sample_bandwidth(now, idle);
 
     std::uint64_t wake = ~0ULL;

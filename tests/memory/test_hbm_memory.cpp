@@ -310,12 +310,16 @@ SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, UnloadedReadLatencyFast) {
   unloaded_read("fast");
 }
 
-// The front end, on the detailed model with 2-entry read queues. Request A (64 B at 0)
-// fills the read queue of ch0/pc0; request B (2 KiB at 2 KiB) starts on that same queue
-// and covers every other pseudo-channel of the stack twice. Returns the accesses the
-// backend holds 5 ns later, long before the first RD frees an entry (tRCD is 19 ns); both
-// requests must complete.
-std::size_t held_behind_a_full_queue(const std::string& staging) {
+// The front end, on the detailed model with 2-entry read queues: reads sent by `bindings`
+// initiators, request i by initiator i % bindings at (i + 1) ps. Returns the accesses the
+// backend holds 5 ns later, long before the first RD frees an entry (tRCD is 19 ns);
+// every request must complete, after `accesses` accesses in all.
+struct Sent {
+  std::uint64_t address;
+  std::uint32_t length;
+};
+std::size_t held_at_5ns(const std::string& staging, const std::vector<Sent>& sent, int bindings,
+                        std::uint64_t accesses) {
   counters::Registry reg;
   sim::Instrumentation inst{&reg, nullptr, 0};
   const sim::Config cfg =
@@ -323,22 +327,22 @@ std::size_t held_behind_a_full_queue(const std::string& staging) {
   HbmMemory mem("hbm", cfg, inst, "hbm");
   sim::MemoryManager mm;
   std::vector<std::unique_ptr<test::TestInitiator>> inits;
-  const std::uint64_t address[2] = {0, 2048};
-  const std::uint32_t length[2] = {64, 2048};
-  for (int i = 0; i < 2; ++i) {
-    inits.push_back(std::make_unique<test::TestInitiator>(("init" + std::to_string(i)).c_str()));
+  for (int b = 0; b < bindings; ++b) {
+    inits.push_back(std::make_unique<test::TestInitiator>(("init" + std::to_string(b)).c_str()));
     inits.back()->socket.bind(mem.socket);
     inits.back()->reply_to_begin_resp = tlm::TLM_COMPLETED;
-    inits.back()->script = [&, i](test::TestInitiator& self) {
-      wait(sc_time(i, sc_core::SC_PS));
-      tlm::tlm_generic_payload& gp = mm.acquire();
-      gp.set_command(tlm::TLM_READ_COMMAND);
-      gp.set_address(address[i]);
-      gp.set_data_length(length[i]);
-      tlm::tlm_phase phase = tlm::BEGIN_REQ;
-      sc_time delay = sc_core::SC_ZERO_TIME;
-      EXPECT_EQ(self.socket->nb_transport_fw(gp, phase, delay), tlm::TLM_UPDATED);
-      gp.release();
+    inits.back()->script = [&, b](test::TestInitiator& self) {
+      for (std::size_t i = static_cast<std::size_t>(b); i < sent.size(); i += static_cast<std::size_t>(bindings)) {
+        wait(sc_time(static_cast<double>(i + 1), sc_core::SC_PS) - sc_core::sc_time_stamp());
+        tlm::tlm_generic_payload& gp = mm.acquire();
+        gp.set_command(tlm::TLM_READ_COMMAND);
+        gp.set_address(sent[i].address);
+        gp.set_data_length(sent[i].length);
+        tlm::tlm_phase phase = tlm::BEGIN_REQ;
+        sc_time delay = sc_core::SC_ZERO_TIME;
+        EXPECT_EQ(self.socket->nb_transport_fw(gp, phase, delay), tlm::TLM_UPDATED);
+        gp.release();
+      }
     };
   }
   std::size_t held = 0;
@@ -349,13 +353,20 @@ std::size_t held_behind_a_full_queue(const std::string& staging) {
     held = mem.backend().pending();
   };
   sc_core::sc_start();
+  std::size_t responses = 0;
   for (const auto& init : inits) {
-    EXPECT_EQ(init->backward_calls.size(), 1u);
-    for (const auto& call : init->backward_calls) EXPECT_EQ(call.phase, tlm::BEGIN_RESP);
+    for (const auto& call : init->backward_calls) responses += call.phase == tlm::BEGIN_RESP ? 1 : 0;
   }
-  EXPECT_EQ(reg.value("hbm.port.accesses"), 2 + 64);
+  EXPECT_EQ(responses, sent.size());
+  EXPECT_EQ(reg.value("hbm.port.accesses"), static_cast<double>(accesses));
   EXPECT_EQ(mem.transactions_held(), 0u);
   return held;
+}
+
+// A (64 B at 0) fills the read queue of ch0/pc0; B (2 KiB at 2 KiB) starts on that same
+// queue and covers every other pseudo-channel of the stack twice.
+std::size_t held_behind_a_full_queue(const std::string& staging) {
+  return held_at_5ns(staging, {{0, 64}, {2048, 2048}}, 2, 2 + 64);
 }
 
 SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, RequestWaitingOnOneQueueStillFeedsTheOthers) {
@@ -368,6 +379,29 @@ SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, FullStagingStopsTheRequestThere) {
   // With one staging entry, B's second access to ch0/pc0 finds it full: B stops there,
   // and the other pseudo-channels get nothing from it until that queue drains.
   EXPECT_EQ(held_behind_a_full_queue("1"), 2u);
+}
+
+// Requests are split in the order they arrived. With one staging entry, A (64 B at 0)
+// fills the read queue of ch0/pc0; B (128 B at 2 KiB, ch0/pc0 again) stages one access
+// there and stops at its second; C (64 B at 64, ch0/pc1, an empty queue) arrives after B.
+std::size_t held_behind_a_stopped_request(int bindings, bool send_b = true) {
+  if (!send_b) return held_at_5ns("1", {{0, 64}, {64, 64}}, bindings, 2 + 2);
+  return held_at_5ns("1", {{0, 64}, {2048, 128}, {64, 64}}, bindings, 2 + 4 + 2);
+}
+
+SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, ARequestWaitsBehindAStoppedOneOfItsBinding) {
+  // A's 2 accesses only: C waits until B has staged its last access.
+  EXPECT_EQ(held_behind_a_stopped_request(1), 2u);
+}
+
+SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, ARequestWaitsBehindAStoppedOneOfAnotherBinding) {
+  // The target's port splits what it accepted in order, whoever sent it.
+  EXPECT_EQ(held_behind_a_stopped_request(3), 2u);
+}
+
+SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, ARequestSplitToTheEndDoesNotHoldTheNext) {
+  // Without B, C goes in at once beside A: A's 2 accesses and C's 2.
+  EXPECT_EQ(held_behind_a_stopped_request(2, /*send_b=*/false), 4u);
 }
 
 // Through the TLM path, with requests of 256 B (the fast model takes them whole) and AT
