@@ -353,10 +353,12 @@ std::size_t held_at_5ns(const std::string& staging, const std::vector<Sent>& sen
     held = mem.backend().pending();
   };
   sc_core::sc_start();
-  std::size_t responses = 0;
+  std::size_t calls = 0, responses = 0;  // each request: one BEGIN_RESP and nothing else
   for (const auto& init : inits) {
+    calls += init->backward_calls.size();
     for (const auto& call : init->backward_calls) responses += call.phase == tlm::BEGIN_RESP ? 1 : 0;
   }
+  EXPECT_EQ(calls, sent.size());
   EXPECT_EQ(responses, sent.size());
   EXPECT_EQ(reg.value("hbm.port.accesses"), static_cast<double>(accesses));
   EXPECT_EQ(mem.transactions_held(), 0u);
