@@ -165,9 +165,9 @@ class HbmMemory : public sc_core::sc_module {
   // Checks gp; on error sets the response, counts it and returns false.
   bool admit(tlm::tlm_generic_payload& gp);
   std::uint32_t new_txn(tlm::tlm_generic_payload& gp, int socket_id, bool blocking, std::uint64_t arrival_ps);
-  void accept(std::uint32_t txn);         // moves data, counts, schedules the arrival
-  std::uint64_t issue();                  // hands the backend every access it takes now; returns how many
-  std::uint64_t walk(std::uint32_t txn);  // splits txn on until it ends or meets a full staging queue
+  void accept(std::uint32_t txn);          // moves data, counts, schedules the arrival
+  std::uint64_t issue();                   // hands the backend every access it takes now; returns how many
+  std::uint64_t walk(std::uint32_t txn);   // splits txn on until it ends or meets a full staging queue
   std::uint64_t split(std::uint32_t txn);  // walks txn (the first in splitting_), then the next ones while each ends
   std::uint32_t queue_of(std::uint64_t addr, bool write) const;
   void on_complete(const MemRequest& request, Cycle done);
