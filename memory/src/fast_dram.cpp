@@ -408,6 +408,11 @@ std::unique_ptr<FastDram> FastDram::from_config(const sim::Config& config, const
   FastDramParams params;
   params.controller = ControllerParams::from_config(config);
   params.calibration = calibration;
+  // The target's front end, when the configuration has one (HbmMemory's; a FastDram driven
+  // directly keeps the schema's default).
+  if (config.has("hbm.target.staging")) {
+    params.staging = static_cast<std::uint32_t>(config.get_uint("hbm.target.staging"));
+  }
   return std::make_unique<FastDram>(spec, mapping, params, inst, stats_prefix);
 }
 
@@ -632,7 +637,7 @@ Cycle FastDram::place_act(std::uint32_t index, Cycle lower, std::uint32_t group,
 }
 
 Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bool write, Cycle bank_ready,
-                              double exposed, bool opens_rows) {
+                              double exposed, bool opens_rows, bool joins) {
   // Bulk traffic goes after everything booked: searching a long backlog for gaps would cost
   // O(backlog) per booking, and a sequential transfer leaves no gaps to fill. The last
   // stream booking is the pseudo-channel's StreamState tail, not yet in its slot list.
@@ -650,6 +655,9 @@ Cycle FastDram::append_stream(std::uint32_t index, Cycle ready, Cycle length, bo
     last_end = last.last_col;
     last_write = last.write;
   }
+  // A write joining a write mode in progress makes no switch: booked as the direction the
+  // timeline is in (the reads booked since the mode began come after it in the controller).
+  if (joins && have) write = last_write;
   if (have) {
     c = std::max(c, last_end + stream_gap(last_write, write));
     if (last_write != write) {
@@ -1626,7 +1634,7 @@ void FastDram::stream_visits(std::uint64_t j0, std::uint64_t groups) {
 }
 
 Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::uint64_t activations, bool write,
-                            Cycle arrival, Cycle bank_ready, bool opens_rows, double act_factor) {
+                            Cycle arrival, Cycle bank_ready, bool opens_rows, double act_factor, bool joins) {
   Pc& pc = *pcs_[index];
   StreamState& st = streams_[index];
   const DramTimings& t = spec_.timing;
@@ -1636,7 +1644,7 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
   Cycle length = accesses * stream_gap_;
   if (per_act != 0.0) length += static_cast<Cycle>(std::llround(per_act * static_cast<double>(activations)));
   const FastDramCalibration& cal = params_.calibration;
-  if (activations > 0 && cal.switch_cut_cost > 0.0 && st.booked) {
+  if (activations > 0 && cal.switch_cut_cost > 0.0 && st.booked && !joins) {
     // Back to this direction from the other's run, which came while this one was at work
     // (its last booking ended within a queue's span of the run's start) and was still at
     // work when this request came: the visits the switches cut (the share of visits longer
@@ -1683,7 +1691,7 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
         std::min(1.0, static_cast<double>(accesses) / static_cast<double>(write ? cp.write_queue : cp.read_queue));
   }
   const bool had = st.booked, was_write = st.write;
-  Cycle col = append_stream(index, ready, length, write, bank_ready, exposed, opens_rows);
+  Cycle col = append_stream(index, ready, length, write, bank_ready, exposed, opens_rows, joins);
   bulk_col_ = std::max(bulk_col_, col);
   // Refresh windows inside the stream stretch it: all-bank ones stop it for their length,
   // per-bank ones cost a calibrated stall each.
@@ -1704,7 +1712,7 @@ Cycle FastDram::book_stream(std::uint32_t index, std::uint64_t accesses, std::ui
     }
   }
   bulk_end_ = std::max(bulk_end_, col + length);
-  if (!had || was_write != write) st.run_start = col;
+  if (!had || st.write != was_write) st.run_start = col;  // (a joining write leaves the direction as it was)
   st.booked = true;
   st.dir_last[write ? 1 : 0] = col + length;
   ++st.epoch;  // closes every row: which rows the stream left open is not tracked
@@ -1791,6 +1799,10 @@ void FastDram::enqueue_bulk(std::uint64_t addr, std::uint64_t bytes, bool write,
     flush_bulk_writes();
     return;
   }
+  if (joins_write_mode()) {
+    flush_bulk_writes(true);
+    return;
+  }
   schedule_bulk_check(bulk_reads_done_);
 }
 
@@ -1798,10 +1810,22 @@ bool FastDram::no_bulk_read_waits() const {
   return bulk_reads_ == 0 || bulk_reads_done_ <= now_;
 }
 
-void FastDram::release_bulk_write(const BulkWrite& w) {
+bool FastDram::joins_write_mode() const {
+  if (write_mode_end_ <= now_) return false;
+  // The read accesses per pseudo-channel of the bulk reads in flight: the front end stops
+  // at one once they fill a read queue and its staging, and what arrives after it waits.
+  const std::uint64_t room = std::uint64_t{params_.controller.read_queue} + params_.staging;
+  std::uint64_t reads = 0;
+  for (const InFlight& r : bulk_in_flight_) {
+    if (r.completion.at > now_ && (reads += r.accesses) > room) return false;
+  }
+  return true;
+}
+
+void FastDram::release_bulk_write(const BulkWrite& w, bool joins) {
   bulk_write_accesses_ -= w.bytes / access_bytes();
   --pending_;  // book_bulk counts it again
-  book_bulk(w.addr, w.bytes, true, w.id, w.arrival);
+  book_bulk(w.addr, w.bytes, true, w.id, w.arrival, joins);
 }
 
 void FastDram::schedule_bulk_check(Cycle at) {
@@ -1824,15 +1848,16 @@ void FastDram::check_bulk_writes() {
   }
 }
 
-void FastDram::flush_bulk_writes() {
+void FastDram::flush_bulk_writes(bool join) {
   while (!bulk_writes_.empty()) {
     const BulkWrite w = std::move(bulk_writes_.front());
     bulk_writes_.pop_front();
-    release_bulk_write(w);
+    release_bulk_write(w, join);
   }
 }
 
-void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id, Cycle queued) {
+void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, std::uint64_t id, Cycle queued,
+                         bool joins) {
   // By groups (by_access() said so when it was enqueued).
   const std::uint64_t a = access_bytes();
   const std::uint64_t i0 = addr / a;
@@ -1920,7 +1945,8 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
     if (stream_counts_[k] > 0) {
       const auto index = static_cast<std::uint32_t>(k);
       const Cycle before = write ? std::max(now_, streams_[k].last_col) : 0;
-      const Cycle at = book_stream(index, stream_counts_[k], acts, write, now_, bank_ready, opens_rows, act_factor);
+      const Cycle at =
+          book_stream(index, stream_counts_[k], acts, write, now_, bank_ready, opens_rows, act_factor, joins);
       if (write) span = std::max(span, streams_[k].last_col - std::min(before, streams_[k].last_col));
       if (!write) bulk_reads_done_ = std::max(bulk_reads_done_, at);
       done = std::max(done, at);
@@ -1937,17 +1963,18 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
   }
   ++pending_;
   const MemRequest request{addr, write, id, now_};
+  const std::uint64_t accesses = *std::max_element(stream_counts_.begin(), stream_counts_.end());
   if (!write) {
     // Its completion may move (a write going ahead of it): on the heap with a ticket.
     if (bulk_in_flight_.size() >= bulk_in_flight_prune_) {
       bulk_in_flight_.erase(std::remove_if(bulk_in_flight_.begin(), bulk_in_flight_.end(),
-                                           [&](const Completion& c) { return c.at <= now_; }),
+                                           [&](const InFlight& r) { return r.completion.at <= now_; }),
                             bulk_in_flight_.end());
       bulk_in_flight_prune_ = 2 * bulk_in_flight_.size() + 64;
     }
-    bulk_in_flight_.push_back(Completion{done, next_ticket_++, request});
-    done_.push(
-        Done{done, seq_++, request, kNoPc, Event::Completion, RowOutcome::Counted, bulk_in_flight_.back().ticket, 0});
+    bulk_in_flight_.push_back(InFlight{Completion{done, next_ticket_++, request}, accesses});
+    done_.push(Done{done, seq_++, request, kNoPc, Event::Completion, RowOutcome::Counted,
+                    bulk_in_flight_.back().completion.ticket, 0});
     return;
   }
   // Write mode ahead of the bulk reads booked before it (see bulk_in_flight_), from where
@@ -1958,7 +1985,7 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
   const Cycle from = std::max(now_, write_mode_end_);
   const Cycle read_tail = t.CL + t.burst_cycles + cp.latency;
   bool ahead = false;
-  for (const Completion& r : bulk_in_flight_) ahead = ahead || r.at > from + read_tail;
+  for (const InFlight& r : bulk_in_flight_) ahead = ahead || r.completion.at > from + read_tail;
   if (!ahead || span == 0) {
     push_done(done, request, kNoPc);
     return;
@@ -1972,17 +1999,16 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
       ++it;
     }
   }
-  const std::uint64_t accesses = *std::max_element(stream_counts_.begin(), stream_counts_.end());
   // What its booking took beyond its columns: the switch to writes, its banks.
   const Cycle overhead = span > accesses * stream_gap_ ? span - accesses * stream_gap_ : 0;
-  held_writes_.push_back(HeldWrite{Completion{done, next_ticket_++, request}, accesses});
+  held_writes_.push_back(InFlight{Completion{done, next_ticket_++, request}, accesses});
   done_.push(Done{done, seq_++, request, kNoPc, Event::Completion, RowOutcome::Counted,
                   held_writes_.back().completion.ticket, 0});
   held_accesses_ += accesses;
   const std::uint64_t serve = held_accesses_ > cp.write_low ? held_accesses_ - cp.write_low : 0;
   std::uint64_t served = 0;
   while (!held_writes_.empty() && served + held_writes_.front().accesses <= serve) {
-    HeldWrite& w = held_writes_.front();
+    InFlight& w = held_writes_.front();
     served += w.accesses;
     const Cycle at = from + overhead + served * stream_gap_ + t.CWL + t.burst_cycles + cp.latency;
     if (at < w.completion.at) move_completion(w.completion, at);  // (those left are still to complete)
@@ -1996,11 +2022,12 @@ void FastDram::book_bulk(std::uint64_t addr, std::uint64_t bytes, bool write, st
   write_mode_end_ = from + length;
   if (length == 0) return;
   std::size_t keep = 0;
-  for (Completion& r : bulk_in_flight_) {
-    if (r.at <= now_) continue;  // completed
-    if (r.at > from + read_tail) {
-      move_completion(r, r.at + length);
-      bulk_reads_done_ = std::max(bulk_reads_done_, r.at);
+  for (InFlight& r : bulk_in_flight_) {
+    Completion& c = r.completion;
+    if (c.at <= now_) continue;  // completed
+    if (c.at > from + read_tail) {
+      move_completion(c, c.at + length);
+      bulk_reads_done_ = std::max(bulk_reads_done_, c.at);
     }
     bulk_in_flight_[keep++] = r;
   }

@@ -33,11 +33,22 @@ struct Fixture {
 
   std::vector<std::string> sets;  // the configuration's overrides (play_both gives DramSystem the same)
 
+  // `staging`: the target's staging per controller queue (FastDramParams::staging), which
+  // an hbm.* configuration does not hold; 0: the default.
   explicit Fixture(const std::vector<std::string>& overrides = {"hbm.controller.refresh=off"},
-                   const FastDramCalibration& calibration = {})
+                   const FastDramCalibration& calibration = {}, std::uint32_t staging = 0)
       : sets(overrides) {
     sim::Instrumentation inst{&reg, nullptr, 0};
-    mem = FastDram::from_config(hbmtest::hbm_config("hbm/hbm3-6400", sets), inst, "f", calibration);
+    const sim::Config config = hbmtest::hbm_config("hbm/hbm3-6400", sets);
+    if (staging == 0) {
+      mem = FastDram::from_config(config, inst, "f", calibration);
+    } else {
+      counters::Registry scratch;
+      const auto probe = FastDram::from_config(config, sim::Instrumentation{&scratch, nullptr, 0}, "p", calibration);
+      FastDramParams params = probe->params();
+      params.staging = staging;
+      mem = std::make_unique<FastDram>(probe->spec(), probe->mapping(), params, inst, "f");
+    }
     mem->set_completion([this](const MemRequest& r, Cycle at) {
       ++completions;
       done[r.id] = at;
@@ -314,6 +325,50 @@ TEST(FastDram, WritesLeftByAWriteModeThatCompletedAreNotServedAgain) {
   };
   const DramTimings t = Fixture().mem->spec().timing;
   EXPECT_EQ(second_read(true) - second_read(false), write_mode_before_read(t));
+}
+
+// A bulk write that arrives while a write mode is in progress joins it, as a write reaching
+// the controller's write queue then is served before the mode ends: a read of 1 MiB (1024
+// accesses per pseudo-channel) is in flight, 8 writes of 4 KiB made a batch at cycle 0
+// (write mode ahead of the read), a read of 32 KiB came at cycle 10, the 9th write comes
+// at 20, a third read at 30. Against the same run without the 9th write:
+//   - the mode serves 4 accesses more per pseudo-channel, for their columns only (the write
+//     makes no read/write switch of its own): the oldest write it had left
+//     queued (write_low), which completes in it, right after the last one it served;
+//   - the two reads booked before the 9th complete that much later; the third, booked
+//     after it on the timelines, later too.
+// With a staging of 512 the reads in flight (1056 accesses per pseudo-channel) fill the
+// read queue and staging: the front end has stopped at one of them, the write waits
+// behind it and gathers for the next batch, and nothing moves.
+TEST(FastDram, ABulkWriteArrivingInWriteModeJoinsIt) {
+  FastDramCalibration bulk;
+  bulk.few_in_flight_bytes = 0;
+  const auto run = [&](bool ninth, std::uint32_t staging) {
+    auto f = std::make_unique<Fixture>(std::vector<std::string>{"hbm.controller.refresh=off"}, bulk, staging);
+    f->mem->enqueue_bulk(0, 1 << 20, false, 100);
+    for (std::uint64_t k = 0; k < 8; ++k) f->mem->enqueue_bulk((2 << 20) + k * 4096, 4096, true, k);
+    f->mem->advance_to(10);
+    f->mem->enqueue_bulk(4 << 20, 32 << 10, false, 200);
+    f->mem->advance_to(20);
+    if (ninth) f->mem->enqueue_bulk((2 << 20) + 8 * 4096, 4096, true, 8);
+    f->mem->advance_to(30);
+    f->mem->enqueue_bulk(5 << 20, 32 << 10, false, 300);
+    f->run_to_completion();
+    EXPECT_EQ(f->completions, ninth ? 12u : 11u);
+    return f;
+  };
+  const auto without = run(false, 1024), joined = run(true, 1024), stopped = run(true, 512);
+  const Cycle later = joined->done[100] - without->done[100];
+  EXPECT_GT(later, 0u);
+  // Its columns and no switch: after the reads booked since the batch, a switch to writes
+  // would hold its first column tRCD after their last (rows to open).
+  EXPECT_LT(later, joined->mem->spec().timing.RCDWR);
+  EXPECT_EQ(joined->done[200] - without->done[200], later);
+  EXPECT_EQ(joined->done[4] - joined->done[3], later) << "served in the mode, after the last write it served";
+  EXPECT_LT(joined->done[4], without->done[4]) << "left queued without it: completes as booked";
+  EXPECT_GT(joined->done[300], without->done[300]) << "after the joining write on the timelines";
+  for (std::uint64_t id : {100, 200, 300, 4}) EXPECT_EQ(stopped->done[id], without->done[id]) << id;
+  EXPECT_GT(stopped->done[8], without->done[300]) << "gathered until the reads were done";
 }
 
 // With no bulk read in flight a bulk write goes at once.
