@@ -801,6 +801,12 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
   const std::uint32_t group = group_of(d, org);
   const std::uint32_t bank_index = bank_of(d, org);
   Bank& b = pc.banks[bank_index];
+  // FCFS: the controller looks at the oldest request of its queue only, so an access's
+  // commands wait for the column command of the one booked before it (from the next cycle:
+  // the controller takes that one off its queue as it issues it).
+  if (cp.scheduler == SchedulerKind::Fcfs && !pc.slots.empty()) {
+    arrival = std::max(arrival, pc.slots.back().col + 1);
+  }
 
   if (b.epoch != streams_[index].epoch) {
     b.open_row = kClosed;  // a stream went through since this bank was last used
@@ -1181,6 +1187,7 @@ void FastDram::enqueue_access(std::uint32_t index, const MemRequest& request, co
 }
 
 void FastDram::let_ready_act_first(std::uint32_t index, std::uint64_t ticket, bool write) {
+  if (params_.controller.scheduler != SchedulerKind::FrFcfs) return;  // (FCFS waits for the oldest)
   Pc& pc = *pcs_[index];
   auto& journal = write ? pc.wjournal : pc.journal;
   if (journal.empty() || journal.back().ticket != ticket || next_ticket_ != ticket + 1) return;  // others moved
@@ -1377,7 +1384,7 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   const DramTimings& t = spec_.timing;
   const DramOrganization& org = spec_.org;
   for (std::size_t i = 0; i < n; ++i) {
-    if (keep > 0) {
+    if (keep > 0 && params_.controller.scheduler == SchedulerKind::FrFcfs) {
       // FR-FCFS in write mode: the oldest write whose bank is ready goes first, so the
       // writes left at write_low are those whose banks are busiest.
       std::size_t best = i;
@@ -1755,7 +1762,7 @@ Cycle FastDram::perbank_refresh_hold(bool write) const {
 }
 
 bool FastDram::by_access(std::uint64_t addr, std::uint64_t bytes) const {
-  if (group_pcs_ == 0) return true;
+  if (group_pcs_ == 0 || params_.controller.scheduler == SchedulerKind::Fcfs) return true;
   const std::uint64_t a = access_bytes();
   const std::uint64_t p = group_pcs_ * inner_;  // accesses per group: inner_ to each PC
   const std::uint64_t g0 = (addr / a + p - 1) / p;

@@ -1165,6 +1165,44 @@ Cycle first_perbank_due() {
   return f.mem->spec().timing.refi_per_bank(f.mem->spec().org.banks_per_pc());
 }
 
+// FCFS: the controller looks at the oldest request of its queue only, so the second of
+// four reads to four banks of pseudo-channel 0, all arriving at cycle 0, activates the
+// cycle after the first's column command, not tRRD after its activation: each completes
+// tRCD + 1 (32 cycles) after the one before, as in DramController, where FR-FCFS overlaps
+// them (activations 4-5 cycles apart, tRRD).
+TEST(FastDram, FcfsServesOneRequestAtATime) {
+  const auto completions = [](const std::string& scheduler) {
+    Fixture f({"hbm.controller.refresh=off", "hbm.controller.scheduler=" + scheduler});
+    counters::Registry reg;
+    return play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+      for (std::uint32_t i = 0; i < 4; ++i) m.enqueue(MemRequest{fx.pc0(i), false, i, 0});
+    });
+  };
+  const auto [fast, detailed] = completions("fcfs");
+  const Cycle tRCD = Fixture().mem->spec().timing.RCDRD;
+  for (std::uint64_t id : {0, 1, 2, 3}) EXPECT_EQ(fast.at(id), detailed.at(id)) << id;
+  for (std::uint64_t id : {1, 2, 3}) EXPECT_EQ(fast.at(id) - fast.at(id - 1), tRCD + 1) << id;
+  const auto [frfcfs, frfcfs_detailed] = completions("frfcfs");
+  EXPECT_LT(frfcfs.at(3) - frfcfs.at(0), tRCD);
+}
+
+// With FCFS a bulk request goes access by access (the bulk bookings assume FR-FCFS's
+// overlap): a 64 KiB read (more than few_in_flight_bytes, so bulk under FR-FCFS) completes
+// with the last of its 2048 accesses booked as requests of their own, in order (64 per
+// pseudo-channel: a read queue each).
+TEST(FastDram, FcfsBooksABulkRequestAccessByAccess) {
+  const std::vector<std::string> sets{"hbm.controller.refresh=off", "hbm.controller.scheduler=fcfs"};
+  Fixture bulk(sets), single(sets);
+  bulk.mem->enqueue_bulk(1 << 20, 64 << 10, false, 1);
+  bulk.run_to_completion();
+  const std::uint32_t a = single.mem->access_bytes();
+  for (std::uint32_t i = 0; i < (64u << 10) / a; ++i) single.mem->enqueue(MemRequest{(1u << 20) + i * a, false, i, 0});
+  single.run_to_completion();
+  Cycle last = 0;
+  for (const auto& [id, at] : single.done) last = std::max(last, at);
+  EXPECT_EQ(bulk.done.at(1), last);
+}
+
 // A REFpb goes to a bank with nothing queued, as DramController chooses it: bank 0's first
 // REFpb falls due at tREFI / 16 (390), but a read opened a row there 10 cycles before and
 // waits for its column then, so the refresh goes to bank 1 and a read of another row of

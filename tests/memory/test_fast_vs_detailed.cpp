@@ -99,6 +99,12 @@ std::vector<Case> shared_patterns() {
       {"random 50% read, 16 initiators", {}, pattern(K::Random, 0.5, 16, 128, n / 2)},
       {"random read, closed page", {"hbm.controller.page_policy=closed"}, pattern(K::Random, 1.0, 4, 512, n / 2)},
       {"random read, adaptive page", {"hbm.controller.page_policy=adaptive"}, pattern(K::Random, 1.0, 4, 512, n / 2)},
+      // FCFS: one request at a time per queue (2-6 x the detailed bandwidth before the fast
+      // model served them so, 2026-12-03; docs/memory-frontend.md).
+      {"stream read, FCFS", {"hbm.controller.scheduler=fcfs"}, pattern(K::Stream, 1.0, 4, 512, n / 2)},
+      {"stream 70% read, FCFS", {"hbm.controller.scheduler=fcfs"}, pattern(K::Stream, 0.7, 4, 512, n / 2)},
+      {"strided 1056 B read, FCFS", {"hbm.controller.scheduler=fcfs"}, pattern(K::Strided, 1.0, 8, 256, n / 2, 1056)},
+      {"random 67% read, FCFS", {"hbm.controller.scheduler=fcfs"}, pattern(K::Random, 0.67, 8, 256, n / 2)},
   };
 }
 
