@@ -85,6 +85,11 @@
 //     by access that find their queue full wait at its door, in order, as HbmMemory's
 //     staging holds them for the detailed model, and go in as entries free.
 //   - completion: the last data beat plus hbm.controller.latency, as in DramController.
+//   - FCFS (hbm.controller.scheduler=fcfs): the controller looks at the oldest request of
+//     its active queue only, so an access's commands wait for the cycle after the column
+//     command of the access booked before it in its pseudo-channel; no past-row hits, no
+//     ready ACT first, write mode takes its writes oldest first, and bulk requests go
+//     access by access (the bulk bookings assume FR-FCFS's overlap).
 // Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
 // activation, `stream_act_cost` cycles, the activations spaced at stream_act_scale x tFAW
 // / 4, or wider where a bank's visit (ACT to precharged, tWR for writes) over
