@@ -333,8 +333,8 @@ TEST(FastDram, WritesLeftByAWriteModeThatCompletedAreNotServedAgain) {
 // (write mode ahead of the read), a read of 32 KiB came at cycle 10, the 9th write comes
 // at 20, a third read at 30. Against the same run without the 9th write:
 //   - the mode serves 4 accesses more per pseudo-channel, for their columns only (the write
-//     makes no read/write switch of its own): the oldest write it had left
-//     queued (write_low), which completes in it, right after the last one it served;
+//     makes no read/write switch of its own): those of the oldest write it had left queued
+//     (write_low), which completes in it, right after the last one it served;
 //   - the two reads booked before the 9th complete that much later; the third, booked
 //     after it on the timelines, later too.
 // With a staging of 512 the reads in flight (1056 accesses per pseudo-channel) fill the
