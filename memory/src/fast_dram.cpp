@@ -235,7 +235,7 @@ struct FastDram::Pc {
   std::vector<Journalled> rejoin;    // take_back_for_hit's: the bookings it took back, oldest first
   std::vector<std::size_t> mine;     // take_back_for_hit's scratch: their journal positions, newest first
   std::vector<std::uint32_t> stays;  // take_back_writes's scratch: banks of writes that stay
-  std::vector<Journalled> behind;    // let_ready_act_first's scratch: the bookings it takes back
+  std::vector<Journalled> behind;    // let_ready_act_first's (FR-FCFS) and settle_refreshes's (FCFS) scratch
   std::vector<std::uint32_t> moved;  // let_ready_act_first's scratch: their banks
   std::vector<std::size_t> order;    // let_ready_act_first's scratch: the order it books them again in
   Cycle drain_check = kNever;        // when a drain check is scheduled
@@ -251,6 +251,9 @@ struct FastDram::Pc {
   // Per-bank refresh: which bank each REFpb takes, decided as single accesses are booked
   // (empty with other refresh modes).
   std::optional<PerBankRefreshPlan> plan;
+  // FCFS: the REFpbs (bank, due) decided for good since settle_refreshes last looked,
+  // those not over by then.
+  std::vector<std::pair<std::uint32_t, Cycle>> late_refreshes;
 };
 
 namespace {
@@ -553,7 +556,16 @@ const PerBankRefreshPlan& FastDram::decide_refreshes(std::uint32_t index, std::u
   // before it fell due, as the controller decides it. Later ones are not known yet (more
   // requests may come first): a question about them is answered from a copy of the plan
   // that decides them from what is booked now, and is then dropped.
-  pc.plan->decide_through(now_, queued);
+  if (params_.controller.scheduler == SchedulerKind::Fcfs) {
+    // For settle_refreshes: those still holding their banks (an ACT booked from now on
+    // may have ignored them).
+    const Cycle rfc = spec_.timing.RFCpb;
+    pc.plan->decide_through(now_, queued, [&pc, rfc, this](std::uint32_t b, Cycle due) {
+      if (due + rfc > now_) pc.late_refreshes.emplace_back(b, due);
+    });
+  } else {
+    pc.plan->decide_through(now_, queued);
+  }
   if (t <= now_) return *pc.plan;
   tentative_plan_ = *pc.plan;
   tentative_plan_->decide_through(t, queued);
@@ -1016,6 +1028,48 @@ Cycle FastDram::book_taken_back(std::uint32_t index, bool write, std::uint32_t r
   return last_col;
 }
 
+void FastDram::settle_refreshes(std::uint32_t index) {
+  Pc& pc = *pcs_[index];
+  if (pc.late_refreshes.empty()) return;
+  auto& journal = pc.journal;
+  // The first read booked to activate its bank while a REFpb decided since holds it.
+  std::size_t cut = journal.size();
+  for (const auto& [bank, due] : pc.late_refreshes) {
+    for (std::size_t i = 0; i < cut; ++i) {
+      const Journalled& j = *(journal.begin() + static_cast<std::ptrdiff_t>(i));
+      if (j.bank == bank && j.act != kNever && j.act >= std::max(due, now_) && j.act < due + spec_.timing.RFCpb) {
+        cut = i;
+        break;
+      }
+    }
+  }
+  pc.late_refreshes.clear();
+  if (cut == journal.size()) return;
+  for (auto it = journal.begin() + static_cast<std::ptrdiff_t>(cut); it != journal.end(); ++it) {
+    if (it->col <= now_ || (it->act != kNever && it->act < now_)) return;  // issued: it cannot move
+    // A later booking of its bank outside the journal: the bank cannot be restored.
+    const auto later = std::find_if(it + 1, journal.end(), [&](const Journalled& j) { return j.bank == it->bank; });
+    if (later == journal.end() && pc.banks[it->bank].bookings != it->after.bookings) return;
+  }
+  // Take them back, newest first, each restoring its bank as it found it, and book them
+  // again in their order: the first now waits for the REFpb, the others for it.
+  std::vector<Journalled>& behind = pc.behind;
+  behind.clear();
+  while (journal.size() > cut) {
+    const Journalled& j = journal.back();
+    cancel_booking(index, j.col, j.act, j.ticket, false);
+    pc.banks[j.bank] = j.before;
+    behind.push_back(j);
+    journal.pop_back();
+  }
+  rebooking_ = true;
+  for (auto it = behind.rbegin(); it != behind.rend(); ++it) {
+    book_read(index, it->request, it->where, now_, it->parent, recounted(static_cast<RowOutcome>(it->outcome)));
+  }
+  rebooking_ = false;
+  behind.clear();
+}
+
 void FastDram::book_read(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
                          std::uint64_t parent, bool counted) {
   Pc& pc = *pcs_[index];
@@ -1035,6 +1089,7 @@ void FastDram::book_read(std::uint32_t index, const MemRequest& request, const D
     pc.rejoin.clear();
     rebooking_ = false;
   }
+  if (!rebooking_) settle_refreshes(index);
 }
 
 Cycle FastDram::book_write(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
@@ -1057,6 +1112,7 @@ Cycle FastDram::book_write(std::uint32_t index, const MemRequest& request, const
     pc.rejoin.clear();
     rebooking_ = false;
   }
+  pc.late_refreshes.clear();  // this booking closed the reads' journal: settle_refreshes has none to move
   return last_col;
 }
 

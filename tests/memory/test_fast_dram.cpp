@@ -1257,6 +1257,37 @@ TEST(FastDram, PerBankRefreshIsDecidedWhenItFallsDue) {
   }
 }
 
+// FCFS: a REFpb decided for good after a read was booked to activate its bank while it
+// holds it. At cycle 0, 13 reads to banks 1-13 and then one to bank 0 (id 13) are booked one
+// after another (tRCD + 1 apart); the bank-0 read's ACT comes after the first REFpb falls
+// due. At cycle 0 nothing else is queued for banks 1-12 at the due time, so the plan the
+// booking sees gives the REFpb to bank 1. Reads of banks 1-15 arriving at 100 leave no
+// bank idle at the due time, and the controller gives it to bank 0, the first of the
+// round: the bank-0 read, then the head of the queue, waits tRFCpb, and every read behind
+// it with it. One more read after the due time has the fast model decide the REFpb for
+// good; the bank-0 read and those behind it are booked again: every completion is
+// DramSystem's, to a cycle (the column bus in slots). (Before: the bank-0 read activated
+// during the refresh, 294 cycles early, and so did every read behind it.)
+TEST(FastDram, FcfsReadWaitsForARefreshDecidedAfterItsBooking) {
+  Fixture f({"hbm.controller.refresh=perbank", "hbm.controller.scheduler=fcfs"});
+  counters::Registry reg;
+  const Cycle due = first_perbank_due();
+  const auto [fast, detailed] = play_both(f, reg, [due](MemoryBackend& m, const Fixture& fx) {
+    for (std::uint32_t i = 0; i < 13; ++i) m.enqueue(MemRequest{fx.pc0(1 + i), false, i, 0});  // banks 1-13, row 1
+    m.enqueue(MemRequest{fx.pc0(0), false, 13, 0});                                            // bank 0, row 1
+    m.advance_to(100);
+    for (std::uint32_t i = 0; i < 15; ++i) m.enqueue(MemRequest{fx.pc0(17 + i), false, 14 + i, 0});  // row 2
+    m.advance_to(due + 5);
+    m.enqueue(MemRequest{fx.pc0(33), false, 29, 0});  // bank 1, row 3
+  });
+  ASSERT_EQ(fast.size(), 30u);
+  const DramTimings& t = f.mem->spec().timing;
+  EXPECT_GE(detailed.at(13), due + t.RFCpb + t.RCDRD);  // the bank-0 read waited for the REFpb
+  for (std::uint64_t id = 0; id < 30; ++id) {
+    EXPECT_NEAR(static_cast<double>(fast.at(id)), static_cast<double>(detailed.at(id)), 1.0) << "read " << id;
+  }
+}
+
 // A read ends write mode for every write whose column command has not issued, whatever
 // the order the writes were booked in. With no read waiting, writes are booked as they
 // come: W0 to bank 0 at cycle 0, A to another row of bank 0 at 1 (its ACT waits for W0's

@@ -89,7 +89,9 @@
 //     its active queue only, so an access's commands wait for the cycle after the column
 //     command of the access booked before it in its pseudo-channel; no past-row hits, no
 //     ready ACT first, write mode takes its writes oldest first, and bulk requests go
-//     access by access (the bulk bookings assume FR-FCFS's overlap).
+//     access by access (the bulk bookings assume FR-FCFS's overlap). With per-bank
+//     refresh, reads booked to activate a bank during a REFpb decided after their booking
+//     are booked again behind it (settle_refreshes).
 // Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
 // activation, `stream_act_cost` cycles, the activations spaced at stream_act_scale x tFAW
 // / 4, or wider where a bank's visit (ACT to precharged, tWR for writes) over
@@ -431,6 +433,13 @@ class FastDram final : public MemoryBackend {
   // stream at 8 x 1 in flight measured +3.8 -> -9.5 % against DramSystem with them
   // (taking an access back delays its whole request).
   void let_ready_act_first(std::uint32_t pc, std::uint64_t ticket, bool write);
+  // FCFS with per-bank refresh: a booking far ahead of now asked about the REFpbs due
+  // before its ACT from a provisional plan (decide_refreshes); when one is decided for good
+  // (with the requests that arrived before it fell due) for a bank a read was booked to
+  // activate while it holds the bank, that read and every read booked after it (in the
+  // journal, not issued) are taken back and booked again, so the oldest waits for the REFpb
+  // and holds the rest behind it, as the controller's head of queue does.
+  void settle_refreshes(std::uint32_t pc);
   // A stream's data slot, after everything booked in pseudo-channel `pc` (its tail).
   // `bank_ready`: when its banks allow it to start; `exposed` of the wait past the tail counts
   // (all of it after a booking of the other direction). `opens_rows`: some bank it visits

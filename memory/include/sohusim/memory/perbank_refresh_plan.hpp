@@ -39,6 +39,11 @@ class PerBankRefreshPlan {
   /// whether `bank` has a request queued at `due`.
   template <class Busy>
   void decide_through(Cycle t, Busy&& busy) {
+    decide_through(t, busy, [](std::uint32_t, Cycle) {});
+  }
+  /// The same, calling decided(bank, due) for each REFpb as it is decided.
+  template <class Busy, class Decided>
+  void decide_through(Cycle t, Busy&& busy, Decided&& decided) {
     while (next_k_ * step_ <= t) {
       const Cycle due = next_k_ * step_;
       if (refreshed_count_ == banks_) new_round();
@@ -53,6 +58,7 @@ class PerBankRefreshPlan {
         if (target == banks_) target = b;  // the fallback: the first busy one left
       }
       refresh(target, due);
+      decided(target, due);
       ++next_k_;
     }
   }
