@@ -7,6 +7,7 @@
 
 #include <set>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace sohusim::memory {
@@ -65,6 +66,22 @@ TEST(PerBankRefreshPlan, DecisionsAreKept) {
   EXPECT_EQ(asked, 0);
   plan.decide_through(3 * kStep, [](std::uint32_t, Cycle) { return true; });
   EXPECT_EQ(targets(plan, 3), (std::vector<std::uint32_t>{0, 1, 2}));
+}
+
+// The caller hears of each REFpb as it is decided, once, in due order (FastDram's FCFS
+// bookings are settled against them).
+TEST(PerBankRefreshPlan, ReportsEachDecisionOnce) {
+  PerBankRefreshPlan plan(kBanks, kStep);
+  std::vector<std::pair<std::uint32_t, Cycle>> heard;
+  const auto hear = [&](std::uint32_t b, Cycle due) { heard.emplace_back(b, due); };
+  plan.decide_through(
+      2 * kStep + 50, [](std::uint32_t b, Cycle) { return b == 0; }, hear);
+  plan.decide_through(
+      2 * kStep + 99, [](std::uint32_t, Cycle) { return false; }, hear);
+  plan.decide_through(
+      3 * kStep, [](std::uint32_t, Cycle) { return false; }, hear);
+  const std::vector<std::pair<std::uint32_t, Cycle>> expected{{1, kStep}, {2, 2 * kStep}, {3, 3 * kStep}};
+  EXPECT_EQ(heard, expected);
 }
 
 TEST(PerBankRefreshPlan, RefreshedInLooksAtTheDueTimesInTheInterval) {
