@@ -235,11 +235,16 @@ struct FastDram::Pc {
   std::vector<Journalled> rejoin;    // take_back_for_hit's: the bookings it took back, oldest first
   std::vector<std::size_t> mine;     // take_back_for_hit's scratch: their journal positions, newest first
   std::vector<std::uint32_t> stays;  // take_back_writes's scratch: banks of writes that stay
-  std::vector<Journalled> behind;    // let_ready_act_first's (FR-FCFS) and settle_refreshes's (FCFS) scratch
-  std::vector<std::uint32_t> moved;  // let_ready_act_first's scratch: their banks
-  std::vector<std::size_t> order;    // let_ready_act_first's scratch: the order it books them again in
-  Cycle drain_check = kNever;        // when a drain check is scheduled
-  Cycle admit_check = kNever;        // when an admit check is scheduled
+  std::vector<Journalled> behind;    // let_ready_act_first's scratch: the bookings it takes back
+  // rebook_reads_from's: the reads it books again, oldest first; those from again_next on
+  // are still queued, not booked yet (book_access's adaptive policy looks at them).
+  std::vector<Journalled> again;
+  std::size_t again_next = 0;
+  mutable std::vector<std::uint8_t> seen;  // can_rebook_from's scratch: banks met
+  std::vector<std::uint32_t> moved;        // let_ready_act_first's scratch: their banks
+  std::vector<std::size_t> order;          // let_ready_act_first's scratch: the order it books them again in
+  Cycle drain_check = kNever;              // when a drain check is scheduled
+  Cycle admit_check = kNever;              // when an admit check is scheduled
   // Write mode: the reads a drain took back, and those arriving after them, in arrival
   // order; booked once its writes are done (ResumeReads at resume_at).
   std::vector<Waiting> held;
@@ -848,18 +853,23 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
       return Booking{data_end + cp.latency, col, kNever, RowOutcome::Hit};
     }
   }
+  const auto same_open_row = [&](const DecodedAddress& w) {
+    return w.row == b.open_row && w.bank == d.bank && w.bank_group == d.bank_group && w.sid == d.sid;
+  };
   if (open && cp.page_policy == PagePolicy::Adaptive && (queued > b.last_col || b.open_row != d.row) &&
       std::none_of(pc.buffered.begin() + static_cast<std::ptrdiff_t>(pc.drained), pc.buffered.end(),
-                   [&](const Buffered& w) {
-                     return w.where.row == b.open_row && w.where.bank == d.bank && w.where.bank_group == d.bank_group &&
-                            w.where.sid == d.sid;
-                   })) {
+                   [&](const Buffered& w) { return same_open_row(w.where); }) &&
+      std::none_of(pc.held.begin(), pc.held.end(),
+                   [&](const Waiting& r) { return r.request.arrival <= b.last_col && same_open_row(r.where); }) &&
+      std::none_of(pc.again.begin() + static_cast<std::ptrdiff_t>(pc.again_next), pc.again.end(),
+                   [&](const Journalled& r) { return r.request.arrival <= b.last_col && same_open_row(r.where); })) {
     // The adaptive policy closes a row with its last queued hit, reads and writes counted
     // (an auto-precharge): an access queued after that column command finds the bank
-    // precharged, unless a write waiting in the queue kept the row open; one for another
-    // row, queued before it, does not keep it open either. Either is a miss, as in
-    // DramController (a conflict there is a row its PRE closes: one a write activated
-    // before write mode ended, or one a buffered write keeps open).
+    // precharged, unless an access of the row queued by then and not booked yet kept it
+    // open (a buffered write, a read write mode holds, or one keep_row_open books again
+    // after this one); one for another row, queued before it, does not keep it open
+    // either. Either is a miss, as in DramController (a conflict there is a row its PRE
+    // closes: one a write activated before write mode ended, or one kept open so).
     open = false;
     b.open_row = kClosed;
     b.act_allowed = std::max(b.act + t.RC, b.pre_allowed + t.RP);
@@ -874,7 +884,9 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
     Cycle act_lower = std::max(arrival, b.act_allowed);
     if (open) {
       // A conflict: precharge the open row first.
-      const Cycle pre = cp.page_policy == PagePolicy::Adaptive ? b.pre_allowed : std::max(arrival, b.pre_allowed);
+      const Cycle pre = cp.page_policy == PagePolicy::Adaptive && cp.scheduler == SchedulerKind::FrFcfs
+                            ? b.pre_allowed
+                            : std::max(arrival, b.pre_allowed);
       act_lower = std::max({act_lower, pre + t.RP, b.act + t.RC});
       outcome = RowOutcome::Conflict;
     } else {
@@ -1028,6 +1040,46 @@ Cycle FastDram::book_taken_back(std::uint32_t index, bool write, std::uint32_t r
   return last_col;
 }
 
+bool FastDram::can_rebook_from(std::uint32_t index, std::size_t cut) const {
+  const Pc& pc = *pcs_[index];
+  const auto& journal = pc.journal;
+  if (cut >= journal.size()) return false;
+  std::vector<std::uint8_t>& seen = pc.seen;
+  seen.assign(pc.banks.size(), 0);
+  for (auto it = journal.end(); it != journal.begin() + static_cast<std::ptrdiff_t>(cut);) {
+    --it;
+    if (it->col <= now_ || (it->act != kNever && it->act < now_)) return false;  // issued: it cannot move
+    // The bank's latest booking in the journal is its latest of all (else one outside the
+    // journal came later, and the bank cannot be restored).
+    if (!seen[it->bank] && pc.banks[it->bank].bookings != it->after.bookings) return false;
+    seen[it->bank] = 1;
+  }
+  return true;
+}
+
+void FastDram::rebook_reads_from(std::uint32_t index, std::size_t cut) {
+  Pc& pc = *pcs_[index];
+  auto& journal = pc.journal;
+  // Taken back newest first, each restoring its bank as it found it; booked again in their
+  // order.
+  pc.again.assign(journal.begin() + static_cast<std::ptrdiff_t>(cut), journal.end());
+  while (journal.size() > cut) {
+    const Journalled& j = journal.back();
+    cancel_booking(index, j.col, j.act, j.ticket, false);
+    pc.banks[j.bank] = j.before;
+    journal.pop_back();
+  }
+  rebooking_ = true;
+  for (std::size_t k = 0; k < pc.again.size(); ++k) {
+    pc.again_next = k + 1;
+    const Journalled& j = pc.again[k];
+    book_read(index, j.request, j.where, now_, j.parent, recounted(static_cast<RowOutcome>(j.outcome)));
+  }
+  rebooking_ = false;
+  pc.again.clear();
+  pc.again_next = 0;
+}
+
 void FastDram::settle_refreshes(std::uint32_t index) {
   Pc& pc = *pcs_[index];
   if (pc.late_refreshes.empty()) return;
@@ -1044,30 +1096,33 @@ void FastDram::settle_refreshes(std::uint32_t index) {
     }
   }
   pc.late_refreshes.clear();
-  if (cut == journal.size()) return;
-  for (auto it = journal.begin() + static_cast<std::ptrdiff_t>(cut); it != journal.end(); ++it) {
-    if (it->col <= now_ || (it->act != kNever && it->act < now_)) return;  // issued: it cannot move
-    // A later booking of its bank outside the journal: the bank cannot be restored.
-    const auto later = std::find_if(it + 1, journal.end(), [&](const Journalled& j) { return j.bank == it->bank; });
-    if (later == journal.end() && pc.banks[it->bank].bookings != it->after.bookings) return;
+  // It and every read booked after it: the first now waits for the REFpb, the others for it.
+  if (can_rebook_from(index, cut)) rebook_reads_from(index, cut);
+}
+
+void FastDram::keep_row_open(std::uint32_t index) {
+  Pc& pc = *pcs_[index];
+  auto& journal = pc.journal;
+  if (journal.size() < 2) return;
+  const Journalled& x = journal.back();
+  // The bank's bookings since the last one of x's row: the first of them, made before x
+  // came, took that row as closed by the adaptive policy with its last column, which had
+  // not issued when x came.
+  std::size_t first = journal.size() - 1;
+  for (std::size_t i = journal.size() - 1; i-- > 0;) {
+    const Journalled& j = *(journal.begin() + static_cast<std::ptrdiff_t>(i));
+    if (j.bank != x.bank) continue;
+    if (j.where.row == x.where.row) break;
+    first = i;
   }
-  // Take them back, newest first, each restoring its bank as it found it, and book them
-  // again in their order: the first now waits for the REFpb, the others for it.
-  std::vector<Journalled>& behind = pc.behind;
-  behind.clear();
-  while (journal.size() > cut) {
-    const Journalled& j = journal.back();
-    cancel_booking(index, j.col, j.act, j.ticket, false);
-    pc.banks[j.bank] = j.before;
-    behind.push_back(j);
-    journal.pop_back();
+  if (first == journal.size() - 1) return;
+  const Journalled& j = *(journal.begin() + static_cast<std::ptrdiff_t>(first));
+  const auto outcome = static_cast<RowOutcome>(j.outcome);
+  if ((outcome != RowOutcome::Miss && outcome != RowOutcome::Reopened) || j.before.open_row != x.where.row ||
+      j.before.last_col < x.request.arrival) {
+    return;
   }
-  rebooking_ = true;
-  for (auto it = behind.rbegin(); it != behind.rend(); ++it) {
-    book_read(index, it->request, it->where, now_, it->parent, recounted(static_cast<RowOutcome>(it->outcome)));
-  }
-  rebooking_ = false;
-  behind.clear();
+  if (can_rebook_from(index, first)) rebook_reads_from(index, first);
 }
 
 void FastDram::book_read(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
@@ -1089,7 +1144,10 @@ void FastDram::book_read(std::uint32_t index, const MemRequest& request, const D
     pc.rejoin.clear();
     rebooking_ = false;
   }
-  if (!rebooking_) settle_refreshes(index);
+  if (!rebooking_ && params_.controller.scheduler == SchedulerKind::Fcfs) {
+    settle_refreshes(index);
+    if (params_.controller.page_policy == PagePolicy::Adaptive) keep_row_open(index);
+  }
 }
 
 Cycle FastDram::book_write(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
@@ -1349,6 +1407,10 @@ void FastDram::resume_reads(std::uint32_t index) {
   std::vector<Waiting> held;
   held.swap(pc.held);
   for (const Waiting& r : held) book_read(index, r.request, r.where, now_, r.parent, r.counted);
+  if (params_.controller.scheduler == SchedulerKind::Fcfs && pc.buffered.size() >= params_.controller.write_high) {
+    schedule_drain_check(index, starvation_end(index, now_));  // write mode again once no read starves
+    return;
+  }
   if (!pc.buffered.empty() && pc.drain_check == kNever) schedule_drain_check(index, std::max(now_, pc.last_read_col));
 }
 
@@ -1398,9 +1460,33 @@ void FastDram::schedule_admit(std::uint32_t index) {
   done_.push(Done{at, seq_++, MemRequest{}, index, Event::AdmitCheck, RowOutcome::Counted, 0});
 }
 
+Cycle FastDram::starvation_end(std::uint32_t index, Cycle at) const {
+  const Pc& pc = *pcs_[index];
+  const Cycle starve = params_.controller.read_starvation;
+  // The reads booked and not issued, oldest first (FCFS serves them in that order): the
+  // controller stays out of write mode until, after one's column, the next is not starving.
+  Cycle t = at;
+  for (const Journalled& j : pc.journal) {
+    if (j.col <= at) continue;
+    if (j.request.arrival + starve > t) return t;
+    t = j.col + 1;
+  }
+  return t;
+}
+
 Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   Pc& pc = *pcs_[index];
   if (pc.buffered.size() <= keep) return at;
+  const bool fcfs = params_.controller.scheduler == SchedulerKind::Fcfs;
+  if (fcfs && pc.held.empty()) {
+    // FCFS: with a read starving (waiting read_starvation cycles), the controller does not
+    // enter write mode; it looks again once none is.
+    const Cycle end = starvation_end(index, at);
+    if (end > at) {
+      schedule_drain_check(index, end);
+      return std::max(at, pc.write_mode_end);
+    }
+  }
   // The controller's write mode: from `at` it issues writes only, and the reads still
   // waiting for their column commands go after them. Their bookings are taken back, newest
   // first (each restores its bank as it found it), and held with the reads arriving
@@ -1435,8 +1521,16 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
     }
   }
   journal.clear();
-  const std::size_t n = pc.buffered.size() - keep;
+  std::size_t n = pc.buffered.size() - keep;
   Cycle last_col = std::max(at, pc.write_mode_end);  // writes joining a batch end no sooner than it
+  // FCFS: write mode ends once the oldest read waiting has waited read_starvation cycles;
+  // the writes whose columns have not issued by then wait for the next one.
+  Cycle starving = kNever;
+  if (fcfs) {
+    for (const Journalled& j : redo) starving = std::min(starving, j.request.arrival);
+    for (const Waiting& r : pc.held) starving = std::min(starving, r.request.arrival);
+    if (starving != kNever) starving += params_.controller.read_starvation;
+  }
   const DramTimings& t = spec_.timing;
   const DramOrganization& org = spec_.org;
   for (std::size_t i = 0; i < n; ++i) {
@@ -1472,7 +1566,19 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
     }
     const Buffered& w = pc.buffered[i];
     pc.drained = i + 1;  // booked: no longer a queued write that keeps its row open
-    last_col = std::max(last_col, book_write(index, w.request, w.where, at, w.counted, w.parent));
+    const Cycle col = book_write(index, w.request, w.where, at, w.counted, w.parent);
+    if (col >= starving) {
+      // Its column would come once the read starves: it waits for the next write mode,
+      // and the reads go from the cycle the controller leaves this one.
+      const Journalled& j = pc.wjournal.back();
+      cancel_booking(index, j.col, j.act, j.ticket, true);
+      pc.banks[j.bank] = j.before;
+      pc.wjournal.pop_back();
+      n = i;
+      last_col = std::max(last_col, starving);
+      break;
+    }
+    last_col = std::max(last_col, col);
   }
   pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
   pc.drained = 0;
@@ -1526,6 +1632,15 @@ void FastDram::advance_to(Cycle cycle) {
       pc.drain_check = kNever;
       if (pc.buffered.empty() || !pc.held.empty()) continue;  // (held reads: resume_reads looks again)
       const std::size_t low = params_.controller.write_low;
+      if (params_.controller.scheduler == SchedulerKind::Fcfs && pc.buffered.size() >= params_.controller.write_high) {
+        pc.write_mode_end = drain(d.pc, low, now_);  // (it looks for a starving read first)
+        // Unless it waits for a starving read or a resume of the reads it holds looks again:
+        // the writes left at write_low go once these have issued, if no read came.
+        if (pc.drain_check == kNever && pc.held.empty() && !pc.buffered.empty()) {
+          schedule_drain_check(d.pc, pc.write_mode_end);
+        }
+        continue;
+      }
       if (pc.last_read_col <= now_ && pc.buffered.size() > low) {
         // No read waits: write mode, which ends at write_low if a read has come meanwhile
         // (looked at once these writes have issued) and otherwise empties the queue.

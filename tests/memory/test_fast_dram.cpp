@@ -1186,6 +1186,51 @@ TEST(FastDram, FcfsServesOneRequestAtATime) {
   EXPECT_LT(frfcfs.at(3) - frfcfs.at(0), tRCD);
 }
 
+// FCFS with the adaptive page policy: reads A (bank 0, row 1), B (bank 1) and C (bank 0,
+// row 2) at cycle 0, D (bank 0, row 1) at 5, before A's column. D queued keeps row 1 open
+// after A's column, so C finds it open: its PRE goes when C reaches the head of the queue
+// (B's column + 1), its ACT tRP later; row 2 closes with C's column, and D activates again
+// after it. The fast model booked C as a miss before D came; it books C and D again when D
+// comes (keep_row_open). Every completion is DramSystem's. (Before: C and D 18 cycles
+// early, C's PRE taken as issued at its first legal cycle, as FR-FCFS may issue it.)
+TEST(FastDram, FcfsConflictPrechargesAtTheHeadOfTheQueue) {
+  Fixture f({"hbm.controller.refresh=off", "hbm.controller.scheduler=fcfs"});
+  counters::Registry reg;
+  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+    m.enqueue(MemRequest{fx.pc0(0), false, 0, 0});   // A: bank 0, row 1
+    m.enqueue(MemRequest{fx.pc0(1), false, 1, 0});   // B: bank 1, row 1
+    m.enqueue(MemRequest{fx.pc0(16), false, 2, 0});  // C: bank 0, row 2
+    m.advance_to(5);
+    m.enqueue(MemRequest{fx.pc0(0) + fx.mem->access_bytes(), false, 3, 0});  // D: bank 0, row 1
+  });
+  ASSERT_EQ(fast.size(), 4u);
+  const DramTimings& t = f.mem->spec().timing;
+  EXPECT_EQ(detailed.at(2) - detailed.at(1), 1 + t.RP + t.RCDRD);  // C: PRE, ACT, RD after B's
+  for (std::uint64_t id = 0; id < 4; ++id) EXPECT_EQ(fast.at(id), detailed.at(id)) << "read " << id;
+}
+
+// FCFS: write mode ends once the oldest read waiting has waited read_starvation cycles
+// (60 here), as in DramController, and the writes whose columns have not issued by then
+// wait. A read at cycle 0, then six writes to other banks: with four or more queued
+// (write_high) the writes go first, one every tRCDWR + 1 cycles; the read starves at 60,
+// before the fourth write's column (63), and activates then; the fourth write and the
+// last two go after it. Every completion is DramSystem's. (Before: the fast model's write
+// mode went on to write_low, the fourth and fifth writes before the read.)
+TEST(FastDram, FcfsWriteModeYieldsToAStarvingRead) {
+  Fixture f({"hbm.controller.refresh=off", "hbm.controller.scheduler=fcfs", "hbm.controller.read_starvation=60",
+             "hbm.controller.write_high=4", "hbm.controller.write_low=1"});
+  counters::Registry reg;
+  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+    m.enqueue(MemRequest{fx.pc0(0), false, 0, 0});                                        // the read: bank 0
+    for (std::uint32_t i = 1; i <= 6; ++i) m.enqueue(MemRequest{fx.pc0(i), true, i, 0});  // writes: banks 1-6
+  });
+  ASSERT_EQ(fast.size(), 7u);
+  EXPECT_LT(detailed.at(0), detailed.at(4));  // the read went before the fourth write
+  for (std::uint64_t id = 0; id <= 6; ++id) {
+    EXPECT_NEAR(static_cast<double>(fast.at(id)), static_cast<double>(detailed.at(id)), 1.0) << "request " << id;
+  }
+}
+
 // With FCFS a bulk request goes access by access (the bulk bookings assume FR-FCFS's
 // overlap): a 64 KiB read (more than few_in_flight_bytes, so bulk under FR-FCFS) completes
 // with the last of its 2048 accesses booked as requests of their own, in order (64 per

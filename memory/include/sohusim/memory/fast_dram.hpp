@@ -26,12 +26,13 @@
 //     overtake one that waits for its bank.
 //   - rows: a per-bank open-row estimate. A hit goes straight to the column command; a
 //     miss needs an ACT (tRCDRD/WR before the column); a conflict also a PRE first (after
-//     tRAS, tRTP or write recovery; with the adaptive page policy the PRE is taken as
-//     early as those allow, with the open policy not before the conflicting request
-//     arrives). Closed page: every access activates, the bank auto-precharges. Adaptive
-//     page: the controller closes a row with its last queued hit, so an access queued
-//     after the row's last booked column finds the bank precharged (a miss), unless a
-//     buffered write to that row is waiting.
+//     tRAS, tRTP or write recovery; with the adaptive page policy under FR-FCFS the PRE is
+//     taken as early as those allow, otherwise not before the conflicting request arrives,
+//     under FCFS reaches the head). Closed page: every access activates, the bank
+//     auto-precharges. Adaptive page: the controller closes a row with its last queued
+//     hit, so an access queued after the row's last booked column finds the bank
+//     precharged (a miss), unless an access of that row queued by then is still to be
+//     booked (a buffered write, a read write mode holds, a read booked again).
 //     Bookings are made in arrival order, but FR-FCFS serves a queued row hit before the
 //     bank's next precharge: an access to a row its bank has already been booked to close
 //     (for a later access to another row), queued while that row was open (with the
@@ -89,9 +90,12 @@
 //     its active queue only, so an access's commands wait for the cycle after the column
 //     command of the access booked before it in its pseudo-channel; no past-row hits, no
 //     ready ACT first, write mode takes its writes oldest first, and bulk requests go
-//     access by access (the bulk bookings assume FR-FCFS's overlap). With per-bank
-//     refresh, reads booked to activate a bank during a REFpb decided after their booking
-//     are booked again behind it (settle_refreshes).
+//     access by access (the bulk bookings assume FR-FCFS's overlap). A conflict's PRE
+//     waits for its request to reach the head; write mode yields to a read that has waited
+//     read_starvation cycles (starvation_end, drain). Reads booked far ahead are booked
+//     again (rebook_reads_from) when what they assumed changes: a REFpb decided after them
+//     holds their bank (settle_refreshes), or a read of a row the adaptive policy took as
+//     closed came before that row's last column (keep_row_open).
 // Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
 // activation, `stream_act_cost` cycles, the activations spaced at stream_act_scale x tFAW
 // / 4, or wider where a bank's visit (ACT to precharged, tWR for writes) over
@@ -440,6 +444,17 @@ class FastDram final : public MemoryBackend {
   // journal, not issued) are taken back and booked again, so the oldest waits for the REFpb
   // and holds the rest behind it, as the controller's head of queue does.
   void settle_refreshes(std::uint32_t pc);
+  // FCFS with the adaptive page policy: the read just booked (the newest in the journal)
+  // came while the last column of its row in its bank had not issued, so that column
+  // leaves the row open, where the bank's booking after it (a read of another row, booked
+  // before this one came) took it as closed: that read and those after it are booked again,
+  // the first as a conflict (its PRE when it reaches the head of the queue).
+  void keep_row_open(std::uint32_t pc);
+  // Whether the reads of pc's journal from position `cut` on can be taken back (none
+  // issued, every later booking of their banks in the journal); rebook_reads_from takes
+  // them back and books them again in their order.
+  bool can_rebook_from(std::uint32_t pc, std::size_t cut) const;
+  void rebook_reads_from(std::uint32_t pc, std::size_t cut);
   // A stream's data slot, after everything booked in pseudo-channel `pc` (its tail).
   // `bank_ready`: when its banks allow it to start; `exposed` of the wait past the tail counts
   // (all of it after a booking of the other direction). `opens_rows`: some bank it visits
@@ -486,6 +501,9 @@ class FastDram final : public MemoryBackend {
   // reads booked to issue after `at` are taken back and booked again after the writes.
   // Returns the last booked write's column command cycle (`at` if none was booked).
   Cycle drain(std::uint32_t pc, std::size_t keep, Cycle at);
+  // FCFS: the first cycle at or after `at` at which no read booked in pseudo-channel `pc`
+  // and not issued has waited read_starvation cycles (write mode may start).
+  Cycle starvation_end(std::uint32_t pc, Cycle at) const;
   void count_row(std::uint32_t pc, RowOutcome outcome);
   // The outcome of a booking whose row outcome an earlier one counted: its commands only.
   static RowOutcome commands_only(RowOutcome outcome);
