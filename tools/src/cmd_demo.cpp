@@ -202,7 +202,7 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
   bool all_done = true;
   for (auto& g : sys.generators) all_done = all_done && g->done();
   if (rc == kOk && !all_done) {
-    failure = "stopped at sim.stop_time (" + end.to_string() + ") before every generator finished";
+    failure = run.unfinished() + " before every generator finished";
     rc = kSimulationError;
   }
 

@@ -300,8 +300,8 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
     read_lat.push_back(static_cast<const counters::Distribution*>(&registry.get(s + ".read_latency")));
   }
   if (rc == kOk && completed < total_requests) {
-    failure = "stopped at sim.stop_time (" + sc_core::sc_time_stamp().to_string() + ") after " +
-              std::to_string(completed) + " of " + std::to_string(total_requests) + " requests";
+    failure = run.unfinished() + " after " + std::to_string(completed) + " of " + std::to_string(total_requests) +
+              " requests";
     rc = kSimulationError;
   }
   std::uint64_t errors = 0;

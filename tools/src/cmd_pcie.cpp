@@ -276,8 +276,7 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
   const double wall = run.wall_seconds;
   link.sync_stats();
   if (rc_code == kOk && bytes_done < total) {
-    failure = "stopped at sim.stop_time (" + sc_core::sc_time_stamp().to_string() + ") after " +
-              std::to_string(bytes_done) + " of " + std::to_string(total) + " bytes";
+    failure = run.unfinished() + " after " + std::to_string(bytes_done) + " of " + std::to_string(total) + " bytes";
     rc_code = kSimulationError;
   }
   if (!stats_path.empty()) write_stats(registry, stats_path, cfg.get_string("stats.format"));

@@ -68,7 +68,17 @@ SimulationRun run_simulation(const sim::Config& config) {
     run.exit_code = kSimulationError;
   }
   run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  // sc_start returns at the last event before the limit when the next one lies beyond it:
+  // the kernel stopped for the limit if it still has something scheduled.
+  run.at_stop_time = sc_core::sc_time_stamp() >= limit || sc_core::sc_pending_activity();
+  run.ended_at = sc_core::sc_time_stamp().to_string();
   return run;
+}
+
+std::string SimulationRun::unfinished() const {
+  if (at_stop_time) return "stopped at sim.stop_time (" + ended_at + ")";
+  return "the simulation ran out of events at " + ended_at +
+         " with work left unfinished (no model had anything scheduled: a simulator bug, please report it)";
 }
 
 }  // namespace sohusim::tools

@@ -32,6 +32,12 @@ struct SimulationRun {
   int exit_code = 0;
   std::string failure;
   double wall_seconds = 0;
+  bool at_stop_time = false;  // the kernel stopped for sim.stop_time (else it ran out of events)
+  std::string ended_at;       // the simulated time it stopped at, as SystemC prints it
+  // Why work the caller expected was left unfinished: "stopped at sim.stop_time (T)", or,
+  // when the kernel ran out of events first, that no model had anything left to do at T
+  // (a model lost the work: a simulator bug to report).
+  std::string unfinished() const;
 };
 SimulationRun run_simulation(const sim::Config& config);
 
