@@ -47,7 +47,8 @@ sim::Schema demo_schema() {
       .quantity("stride", Dimension::Bytes, "4 KiB", "1 B", "1 GiB", "step of the strided pattern")
       .bare_number()
       .real("read_fraction", 0.75, 0.0, 1.0, "share of requests that are reads (seeded per generator)")
-      .quantity("think_time", Dimension::Time, "0 s", "0 s", "1 ms", "idle time between a response and the next request");
+      .quantity("think_time", Dimension::Time, "0 s", "0 s", "1 ms",
+                "idle time between a response and the next request");
   s.section("demo.memory", "the memories behind the router (one address window each)")
       .uinteger("count", 2, 1, 16, "number of memories")
       .quantity("size", Dimension::Bytes, "1 GiB", "4 KiB", "1 TiB", "capacity of each memory")
@@ -190,8 +191,8 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
       /*counters_as_rates=*/true, /*keep_in_memory=*/false);
   const double interval_s = cfg.get_quantity("stats.sample_interval");
   if (inst.tracing("stats")) counters::attach_trace_counters(*sys.sampler, *sys.trace, proc);
-  sys.stats_sampler = std::make_unique<sim::StatsSampler>("stats_sampler", *sys.sampler,
-                                                          sc_core::sc_time(interval_s, sc_core::SC_SEC));
+  sys.stats_sampler =
+      std::make_unique<sim::StatsSampler>("stats_sampler", *sys.sampler, sc_core::sc_time(interval_s, sc_core::SC_SEC));
   Watcher watcher("watcher", sys);
 
   const SimulationRun run = run_simulation(cfg);
@@ -242,8 +243,8 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
     for (const std::string& name : sys.clocks.names()) {
       const auto& c = sys.clocks.get(name);
       std::cout << "  " << std::left << std::setw(6) << name << std::right << " clock "
-                << sim::format_quantity(c.nominal_frequency_hz(), Dimension::Frequency) << ": "
-                << c.time_to_cycles(end) << " cycles\n";
+                << sim::format_quantity(c.nominal_frequency_hz(), Dimension::Frequency) << ": " << c.time_to_cycles(end)
+                << " cycles\n";
     }
     std::cout << "  wall time         " << wall << " s (" << reqs / wall / 1e6 << " M requests/s)\n";
     if (!stats_path.empty()) std::cout << "  stats             " << stats_path << "\n";
@@ -257,9 +258,10 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
 
 void add_demo_command(CLI::App& root, const GlobalOptions& global, Action& action) {
   auto o = std::make_shared<DemoOptions>();
-  auto* cmd = root.add_subcommand(
-      "demo", "simulate traffic generators -> address router -> memories; print bandwidth and latency, "
-              "optionally write stats and a trace (the main job until `sohusim run` exists)");
+  auto* cmd =
+      root.add_subcommand("demo",
+                          "simulate traffic generators -> address router -> memories; print bandwidth and latency, "
+                          "optionally write stats and a trace (the main job until `sohusim run` exists)");
   cmd->add_option("--preset", o->presets, "preset from configs/ applied first (repeatable)");
   add_output_options(cmd, o->out, "YAML config file(s), applied after presets");
   cmd->callback([&action, &global, o] { action = [&global, o] { return run_demo(global, *o); }; });
