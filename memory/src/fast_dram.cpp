@@ -856,13 +856,15 @@ FastDram::Booking FastDram::book_access(std::uint32_t index, const DecodedAddres
   const auto same_open_row = [&](const DecodedAddress& w) {
     return w.row == b.open_row && w.bank == d.bank && w.bank_group == d.bank_group && w.sid == d.sid;
   };
+  const auto queued_for_open_row = [&](const auto& r) {  // a read queued by the row's last column
+    return r.request.arrival <= b.last_col && same_open_row(r.where);
+  };
   if (open && cp.page_policy == PagePolicy::Adaptive && (queued > b.last_col || b.open_row != d.row) &&
       std::none_of(pc.buffered.begin() + static_cast<std::ptrdiff_t>(pc.drained), pc.buffered.end(),
                    [&](const Buffered& w) { return same_open_row(w.where); }) &&
-      std::none_of(pc.held.begin(), pc.held.end(),
-                   [&](const Waiting& r) { return r.request.arrival <= b.last_col && same_open_row(r.where); }) &&
+      std::none_of(pc.held.begin(), pc.held.end(), queued_for_open_row) &&
       std::none_of(pc.again.begin() + static_cast<std::ptrdiff_t>(pc.again_next), pc.again.end(),
-                   [&](const Journalled& r) { return r.request.arrival <= b.last_col && same_open_row(r.where); })) {
+                   queued_for_open_row)) {
     // The adaptive policy closes a row with its last queued hit, reads and writes counted
     // (an auto-precharge): an access queued after that column command finds the bank
     // precharged, unless an access of the row queued by then and not booked yet kept it
