@@ -259,6 +259,7 @@ struct FastDram::Pc {
   // FCFS: the REFpbs (bank, due) decided for good since settle_refreshes last looked,
   // those not over by then.
   std::vector<std::pair<std::uint32_t, Cycle>> late_refreshes;
+  Cycle refresh_due = kNever;  // FCFS with per-bank refresh: when a RefreshDue is scheduled
 };
 
 namespace {
@@ -1042,15 +1043,17 @@ Cycle FastDram::book_taken_back(std::uint32_t index, bool write, std::uint32_t r
   return last_col;
 }
 
-bool FastDram::can_rebook_from(std::uint32_t index, std::size_t cut) const {
+bool FastDram::can_rebook_from(std::uint32_t index, std::size_t cut, bool cut_closed) const {
   const Pc& pc = *pcs_[index];
   const auto& journal = pc.journal;
   if (cut >= journal.size()) return false;
   std::vector<std::uint8_t>& seen = pc.seen;
   seen.assign(pc.banks.size(), 0);
-  for (auto it = journal.end(); it != journal.begin() + static_cast<std::ptrdiff_t>(cut);) {
+  const auto first = journal.begin() + static_cast<std::ptrdiff_t>(cut);
+  for (auto it = journal.end(); it != first;) {
     --it;
-    if (it->col <= now_ || (it->act != kNever && it->act < now_)) return false;  // issued: it cannot move
+    if (it->col <= now_) return false;  // issued: it cannot move
+    if (it->act != kNever && it->act < now_ && !(cut_closed && it == first)) return false;
     // The bank's latest booking in the journal is its latest of all (else one outside the
     // journal came later, and the bank cannot be restored).
     if (!seen[it->bank] && pc.banks[it->bank].bookings != it->after.bookings) return false;
@@ -1059,16 +1062,29 @@ bool FastDram::can_rebook_from(std::uint32_t index, std::size_t cut) const {
   return true;
 }
 
-void FastDram::rebook_reads_from(std::uint32_t index, std::size_t cut) {
+void FastDram::rebook_reads_from(std::uint32_t index, std::size_t cut, bool cut_closed) {
   Pc& pc = *pcs_[index];
   auto& journal = pc.journal;
+  const DramTimings& t = spec_.timing;
   // Taken back newest first, each restoring its bank as it found it; booked again in their
   // order.
   pc.again.assign(journal.begin() + static_cast<std::ptrdiff_t>(cut), journal.end());
   while (journal.size() > cut) {
     const Journalled& j = journal.back();
-    cancel_booking(index, j.col, j.act, j.ticket, false);
+    const bool closed = cut_closed && journal.size() == cut + 1;
+    cancel_booking(index, j.col, closed ? kNever : j.act, j.ticket, false);  // an issued ACT stays
     pc.banks[j.bank] = j.before;
+    if (closed && j.act != kNever) {
+      // The row its ACT opened, which the refresh's PRE closes (row_survives sees the REFpb
+      // after the ACT): not before tRAS, nor before the refresh fell due.
+      Bank& b = pc.banks[j.bank];
+      b.open_row = j.where.row;
+      b.act = j.act;
+      b.pre_allowed = std::max(j.act + t.RAS, now_);
+      b.act_allowed = j.act + t.RC;
+      pc.stats.act.inc();  // the rebooking counts its own ACT
+    }
+    if (closed) pc.stats.pre.inc();
     journal.pop_back();
   }
   rebooking_ = true;
@@ -1086,20 +1102,38 @@ void FastDram::settle_refreshes(std::uint32_t index) {
   Pc& pc = *pcs_[index];
   if (pc.late_refreshes.empty()) return;
   auto& journal = pc.journal;
-  // The first read booked to activate its bank while a REFpb decided since holds it.
+  const bool no_postpone = params_.controller.refresh_postpone == 0;
+  // The first read booked to activate its bank while a REFpb decided since holds it, or,
+  // unless refreshes may be postponed, whose row is open when the REFpb falls due and whose
+  // column has not issued (the REFpb closes that row first).
   std::size_t cut = journal.size();
+  bool cut_closed = false;
   for (const auto& [bank, due] : pc.late_refreshes) {
     for (std::size_t i = 0; i < cut; ++i) {
       const Journalled& j = *(journal.begin() + static_cast<std::ptrdiff_t>(i));
-      if (j.bank == bank && j.act != kNever && j.act >= std::max(due, now_) && j.act < due + spec_.timing.RFCpb) {
+      if (j.bank != bank) continue;
+      if (j.act != kNever && j.act >= std::max(due, now_) && j.act < due + spec_.timing.RFCpb) {
         cut = i;
+        cut_closed = false;
+        break;
+      }
+      if (no_postpone && j.col > now_ && (j.act != kNever ? j.act : j.before.act) < due) {
+        cut = i;
+        cut_closed = true;
         break;
       }
     }
   }
   pc.late_refreshes.clear();
   // It and every read booked after it: the first now waits for the REFpb, the others for it.
-  if (can_rebook_from(index, cut)) rebook_reads_from(index, cut);
+  if (can_rebook_from(index, cut, cut_closed)) rebook_reads_from(index, cut, cut_closed);
+}
+
+void FastDram::schedule_refresh_due(std::uint32_t index) {
+  Pc& pc = *pcs_[index];
+  if (pc.refresh_due != kNever && pc.refresh_due > now_) return;
+  pc.refresh_due = (now_ / refresh_step_ + 1) * refresh_step_;
+  done_.push(Done{pc.refresh_due, seq_++, MemRequest{}, index, Event::RefreshDue, RowOutcome::Counted, 0});
 }
 
 void FastDram::keep_row_open(std::uint32_t index) {
@@ -1149,6 +1183,7 @@ void FastDram::book_read(std::uint32_t index, const MemRequest& request, const D
   if (!rebooking_ && params_.controller.scheduler == SchedulerKind::Fcfs) {
     settle_refreshes(index);
     if (params_.controller.page_policy == PagePolicy::Adaptive) keep_row_open(index);
+    if (params_.controller.refresh == RefreshMode::PerBank) schedule_refresh_due(index);
   }
 }
 
@@ -1624,6 +1659,15 @@ void FastDram::advance_to(Cycle cycle) {
       admit_waiting(d.pc);
       continue;
     }
+    if (d.kind == Event::RefreshDue) {
+      Pc& pc = *pcs_[d.pc];
+      if (pc.refresh_due != d.at) continue;  // superseded
+      pc.refresh_due = kNever;
+      decide_refreshes(d.pc, static_cast<std::uint32_t>(pc.banks.size()), now_);  // (no bank is being booked)
+      settle_refreshes(d.pc);
+      if (!pc.journal.empty() && pc.journal.back().col > now_) schedule_refresh_due(d.pc);
+      continue;
+    }
     if (d.kind == Event::DrainCheck && d.pc == kNoPc) {
       if (d.at == bulk_check_) bulk_check_ = kNever;
       check_bulk_writes();
@@ -1705,6 +1749,9 @@ void FastDram::count_refreshes(Cycle cycle) {
 }
 
 Cycle FastDram::next_event() const {
+  // Holding no request, nothing is left to do: the checks and RefreshDue events still
+  // queued are moot (advance_to passes them when a request comes).
+  if (pending_ == 0) return kNever;
   const Cycle done = done_.empty() ? kNever : done_.top().at;
   return wake_ > now_ ? std::min(done, wake_) : done;
 }

@@ -1333,6 +1333,54 @@ TEST(FastDram, FcfsReadWaitsForARefreshDecidedAfterItsBooking) {
   }
 }
 
+// FCFS: the same REFpb, with no booking after its due time. The fast model decides it when
+// it falls due (a RefreshDue event), not at the pseudo-channel's next booking, which would
+// come too late (here: never) for the bank-0 read. Every completion is DramSystem's, to a
+// cycle. (Before: the bank-0 read activated during the refresh, 294 cycles early.)
+TEST(FastDram, FcfsRefreshIsDecidedWhenItFallsDue) {
+  Fixture f({"hbm.controller.refresh=perbank", "hbm.controller.scheduler=fcfs"});
+  counters::Registry reg;
+  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+    for (std::uint32_t i = 0; i < 13; ++i) m.enqueue(MemRequest{fx.pc0(1 + i), false, i, 0});  // banks 1-13, row 1
+    m.enqueue(MemRequest{fx.pc0(0), false, 13, 0});                                            // bank 0, row 1
+    m.advance_to(100);
+    for (std::uint32_t i = 0; i < 15; ++i) m.enqueue(MemRequest{fx.pc0(17 + i), false, 14 + i, 0});  // row 2
+  });
+  ASSERT_EQ(fast.size(), 29u);
+  const DramTimings& t = f.mem->spec().timing;
+  EXPECT_GE(detailed.at(13), first_perbank_due() + t.RFCpb + t.RCDRD);  // the bank-0 read waited for the REFpb
+  for (std::uint64_t id = 0; id < 29; ++id) {
+    EXPECT_NEAR(static_cast<double>(fast.at(id)), static_cast<double>(detailed.at(id)), 1.0) << "read " << id;
+  }
+}
+
+// FCFS, refresh_postpone 0: a REFpb does not wait for the read at the head of the queue.
+// At cycle 0, 12 reads to banks 1-12, one to bank 0 (id 12) and 15 to banks 1-15 (another
+// row): every bank has a read queued when the first REFpb falls due, so it goes to bank 0,
+// the first of the round, whose read is then the head of the queue, its ACT issued and its
+// column not. The controller precharges the row under it (tRAS after the ACT), refreshes
+// the bank, and activates it again: the read waits tRP + tRFCpb more, and every read behind
+// it with it. Every completion is DramSystem's, to a cycle; the ACT the refresh wasted is
+// counted in both. (Before: the bank-0 read was served on its first ACT, about 350 cycles
+// early, and every read behind it too.)
+TEST(FastDram, FcfsRefreshClosesTheRowOfTheHeadOfTheQueue) {
+  Fixture f({"hbm.controller.refresh=perbank", "hbm.controller.scheduler=fcfs"});
+  counters::Registry reg;
+  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+    for (std::uint32_t i = 0; i < 12; ++i) m.enqueue(MemRequest{fx.pc0(1 + i), false, i, 0});  // banks 1-12, row 1
+    m.enqueue(MemRequest{fx.pc0(0), false, 12, 0});                                            // bank 0, row 1
+    for (std::uint32_t i = 0; i < 15; ++i) m.enqueue(MemRequest{fx.pc0(17 + i), false, 13 + i, 0});  // row 2
+  });
+  ASSERT_EQ(fast.size(), 28u);
+  const DramTimings& t = f.mem->spec().timing;
+  EXPECT_GE(detailed.at(12), first_perbank_due() + t.RP + t.RFCpb + t.RCDRD);  // closed, refreshed, reopened
+  for (std::uint64_t id = 0; id < 28; ++id) {
+    EXPECT_NEAR(static_cast<double>(fast.at(id)), static_cast<double>(detailed.at(id)), 1.0) << "read " << id;
+  }
+  EXPECT_EQ(f.stat("act"), static_cast<std::uint64_t>(reg.value("d.s0.ch0.pc0.act")));  // 29: one wasted
+  EXPECT_EQ(f.stat("act"), 29u);
+}
+
 // A read ends write mode for every write whose column command has not issued, whatever
 // the order the writes were booked in. With no read waiting, writes are booked as they
 // come: W0 to bank 0 at cycle 0, A to another row of bank 0 at 1 (its ACT waits for W0's

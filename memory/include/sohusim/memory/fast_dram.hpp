@@ -93,9 +93,10 @@
 //     access by access (the bulk bookings assume FR-FCFS's overlap). A conflict's PRE
 //     waits for its request to reach the head; write mode yields to a read that has waited
 //     read_starvation cycles (starvation_end, drain). Reads booked far ahead are booked
-//     again (rebook_reads_from) when what they assumed changes: a REFpb decided after them
-//     holds their bank (settle_refreshes), or a read of a row the adaptive policy took as
-//     closed came before that row's last column (keep_row_open).
+//     again (rebook_reads_from) when what they assumed changes: a REFpb decided when it
+//     falls due holds their bank or, the head of the queue's, closes their row
+//     (settle_refreshes), or a read of a row the adaptive policy took as closed came before
+//     that row's last column (keep_row_open).
 // Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
 // activation, `stream_act_cost` cycles, the activations spaced at stream_act_scale x tFAW
 // / 4, or wider where a bank's visit (ACT to precharged, tWR for writes) over
@@ -320,8 +321,8 @@ class FastDram final : public MemoryBackend {
   // What a Done stands for: a completion; a look at whether pc's buffered writes may go
   // (kNoPc: the gathered bulk writes); a look at whether pc's queues have room for the
   // accesses waiting at its door (Pc::waiting); the end of pc's write mode, which books
-  // the reads it held (Pc::held).
-  enum class Event : std::uint8_t { Completion, DrainCheck, AdmitCheck, ResumeReads };
+  // the reads it held (Pc::held); a REFpb of pc falling due (FCFS, schedule_refresh_due).
+  enum class Event : std::uint8_t { Completion, DrainCheck, AdmitCheck, ResumeReads, RefreshDue };
   struct Done {
     Cycle at;
     std::uint64_t seq;
@@ -442,8 +443,18 @@ class FastDram final : public MemoryBackend {
   // (with the requests that arrived before it fell due) for a bank a read was booked to
   // activate while it holds the bank, that read and every read booked after it (in the
   // journal, not issued) are taken back and booked again, so the oldest waits for the REFpb
-  // and holds the rest behind it, as the controller's head of queue does.
+  // and holds the rest behind it, as the controller's head of queue does. With
+  // refresh_postpone 0 the REFpb does not wait for a read whose row is open at its due time
+  // and whose column has not issued (the head of the queue, between its ACT and its
+  // column): its PRE closes the row under it, and that read is booked again from there, an
+  // ACT after the refresh (its first ACT stays issued and counted).
   void settle_refreshes(std::uint32_t pc);
+  // FCFS with per-bank refresh: a RefreshDue event of `pc` at the next REFpb due time, so
+  // that the REFpb is decided (and settle_refreshes looks) when it falls due rather than at
+  // the pseudo-channel's next booking, which may come after reads booked to use its bank
+  // have issued. Kept going while the pseudo-channel has reads whose columns have not
+  // issued; an idle one sleeps.
+  void schedule_refresh_due(std::uint32_t pc);
   // FCFS with the adaptive page policy: the read just booked (the newest in the journal)
   // came while the last column of its row in its bank had not issued, so that column
   // leaves the row open, where the bank's booking after it (a read of another row, booked
@@ -453,8 +464,10 @@ class FastDram final : public MemoryBackend {
   // Whether the reads of pc's journal from position `cut` on can be taken back (none
   // issued, every later booking of their banks in the journal); rebook_reads_from takes
   // them back and books them again in their order.
-  bool can_rebook_from(std::uint32_t pc, std::size_t cut) const;
-  void rebook_reads_from(std::uint32_t pc, std::size_t cut);
+  // `cut_closed`: the read at `cut` had its ACT issued and a REFpb closed its row before its
+  // column (settle_refreshes); it is booked again as a miss on the bank that ACT left.
+  bool can_rebook_from(std::uint32_t pc, std::size_t cut, bool cut_closed = false) const;
+  void rebook_reads_from(std::uint32_t pc, std::size_t cut, bool cut_closed = false);
   // A stream's data slot, after everything booked in pseudo-channel `pc` (its tail).
   // `bank_ready`: when its banks allow it to start; `exposed` of the wait past the tail counts
   // (all of it after a booking of the other direction). `opens_rows`: some bank it visits
