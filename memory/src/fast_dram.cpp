@@ -236,7 +236,7 @@ struct FastDram::Pc {
   std::vector<std::size_t> mine;     // take_back_for_hit's scratch: their journal positions, newest first
   std::vector<std::uint32_t> stays;  // take_back_writes's scratch: banks of writes that stay
   std::vector<Journalled> behind;    // let_ready_act_first's scratch: the bookings it takes back
-  // rebook_reads_from's: the reads it books again, oldest first; those from again_next on
+  // rebook_from's: the accesses it books again, oldest first; those from again_next on
   // are still queued, not booked yet (book_access's adaptive policy looks at them).
   std::vector<Journalled> again;
   std::size_t again_next = 0;
@@ -1043,9 +1043,9 @@ Cycle FastDram::book_taken_back(std::uint32_t index, bool write, std::uint32_t r
   return last_col;
 }
 
-bool FastDram::can_rebook_from(std::uint32_t index, std::size_t cut, bool cut_closed) const {
+bool FastDram::can_rebook_from(std::uint32_t index, bool write, std::size_t cut, bool cut_closed) const {
   const Pc& pc = *pcs_[index];
-  const auto& journal = pc.journal;
+  const auto& journal = write ? pc.wjournal : pc.journal;
   if (cut >= journal.size()) return false;
   std::vector<std::uint8_t>& seen = pc.seen;
   seen.assign(pc.banks.size(), 0);
@@ -1062,9 +1062,9 @@ bool FastDram::can_rebook_from(std::uint32_t index, std::size_t cut, bool cut_cl
   return true;
 }
 
-void FastDram::rebook_reads_from(std::uint32_t index, std::size_t cut, bool cut_closed) {
+void FastDram::rebook_from(std::uint32_t index, bool write, std::size_t cut, bool cut_closed) {
   Pc& pc = *pcs_[index];
-  auto& journal = pc.journal;
+  auto& journal = write ? pc.wjournal : pc.journal;
   const DramTimings& t = spec_.timing;
   // Taken back newest first, each restoring its bank as it found it; booked again in their
   // order.
@@ -1072,7 +1072,7 @@ void FastDram::rebook_reads_from(std::uint32_t index, std::size_t cut, bool cut_
   while (journal.size() > cut) {
     const Journalled& j = journal.back();
     const bool closed = cut_closed && journal.size() == cut + 1;
-    cancel_booking(index, j.col, closed ? kNever : j.act, j.ticket, false);  // an issued ACT stays
+    cancel_booking(index, j.col, closed ? kNever : j.act, j.ticket, write);  // an issued ACT stays
     pc.banks[j.bank] = j.before;
     if (closed && j.act != kNever) {
       // The row its ACT opened, which the refresh's PRE closes (row_survives sees the REFpb
@@ -1088,45 +1088,66 @@ void FastDram::rebook_reads_from(std::uint32_t index, std::size_t cut, bool cut_
     journal.pop_back();
   }
   rebooking_ = true;
+  Cycle last_col = 0;
   for (std::size_t k = 0; k < pc.again.size(); ++k) {
     pc.again_next = k + 1;
     const Journalled& j = pc.again[k];
-    book_read(index, j.request, j.where, now_, j.parent, recounted(static_cast<RowOutcome>(j.outcome)));
+    const bool counted = recounted(static_cast<RowOutcome>(j.outcome));
+    if (write) {
+      last_col = std::max(last_col, book_write(index, j.request, j.where, now_, counted, j.parent));
+    } else {
+      book_read(index, j.request, j.where, now_, j.parent, counted);
+    }
   }
   rebooking_ = false;
   pc.again.clear();
   pc.again_next = 0;
+  if (write) pc.write_mode_end = std::max(pc.write_mode_end, last_col);  // the write mode ends later
+}
+
+std::size_t FastDram::refresh_cut(std::uint32_t index, bool write, std::uint32_t bank, Cycle due, std::size_t cut,
+                                  bool& closed) const {
+  const Pc& pc = *pcs_[index];
+  const auto& journal = write ? pc.wjournal : pc.journal;
+  const bool no_postpone = params_.controller.refresh_postpone == 0;
+  for (std::size_t i = 0; i < cut; ++i) {
+    const Journalled& j = *(journal.begin() + static_cast<std::ptrdiff_t>(i));
+    if (j.bank != bank) continue;
+    if (j.act != kNever && j.act >= std::max(due, now_) && j.act < due + spec_.timing.RFCpb) {
+      closed = false;
+      return i;
+    }
+    if (no_postpone && j.col > now_ && (j.act != kNever ? j.act : j.before.act) < due) {
+      closed = true;
+      return i;
+    }
+  }
+  return cut;
 }
 
 void FastDram::settle_refreshes(std::uint32_t index) {
   Pc& pc = *pcs_[index];
   if (pc.late_refreshes.empty()) return;
-  auto& journal = pc.journal;
-  const bool no_postpone = params_.controller.refresh_postpone == 0;
-  // The first read booked to activate its bank while a REFpb decided since holds it, or,
-  // unless refreshes may be postponed, whose row is open when the REFpb falls due and whose
-  // column has not issued (the REFpb closes that row first).
-  std::size_t cut = journal.size();
+  std::size_t cut = pc.journal.size();
   bool cut_closed = false;
-  for (const auto& [bank, due] : pc.late_refreshes) {
-    for (std::size_t i = 0; i < cut; ++i) {
-      const Journalled& j = *(journal.begin() + static_cast<std::ptrdiff_t>(i));
-      if (j.bank != bank) continue;
-      if (j.act != kNever && j.act >= std::max(due, now_) && j.act < due + spec_.timing.RFCpb) {
-        cut = i;
-        cut_closed = false;
-        break;
-      }
-      if (no_postpone && j.col > now_ && (j.act != kNever ? j.act : j.before.act) < due) {
-        cut = i;
-        cut_closed = true;
-        break;
-      }
-    }
-  }
+  for (const auto& [bank, due] : pc.late_refreshes) cut = refresh_cut(index, false, bank, due, cut, cut_closed);
   pc.late_refreshes.clear();
   // It and every read booked after it: the first now waits for the REFpb, the others for it.
-  if (can_rebook_from(index, cut, cut_closed)) rebook_reads_from(index, cut, cut_closed);
+  if (can_rebook_from(index, false, cut, cut_closed)) rebook_from(index, false, cut, cut_closed);
+}
+
+void FastDram::settle_write_refresh(std::uint32_t index) {
+  Pc& pc = *pcs_[index];
+  if (pc.wjournal.empty()) return;
+  // The bank the REFpb falling due now refreshes (decide_refreshes has decided it).
+  const PerBankRefreshPlan& plan = *pc.plan;
+  for (std::uint32_t bank = 0; bank < pc.banks.size(); ++bank) {
+    if (plan.latest(bank, now_) != now_) continue;
+    bool closed = false;
+    const std::size_t cut = refresh_cut(index, true, bank, now_, pc.wjournal.size(), closed);
+    if (can_rebook_from(index, true, cut, closed)) rebook_from(index, true, cut, closed);
+    return;
+  }
 }
 
 void FastDram::schedule_refresh_due(std::uint32_t index) {
@@ -1158,7 +1179,7 @@ void FastDram::keep_row_open(std::uint32_t index) {
       j.before.last_col < x.request.arrival) {
     return;
   }
-  if (can_rebook_from(index, first)) rebook_reads_from(index, first);
+  if (can_rebook_from(index, false, first)) rebook_from(index, false, first);
 }
 
 void FastDram::book_read(std::uint32_t index, const MemRequest& request, const DecodedAddress& d, Cycle arrival,
@@ -1208,6 +1229,10 @@ Cycle FastDram::book_write(std::uint32_t index, const MemRequest& request, const
     rebooking_ = false;
   }
   pc.late_refreshes.clear();  // this booking closed the reads' journal: settle_refreshes has none to move
+  if (!rebooking_ && params_.controller.scheduler == SchedulerKind::Fcfs &&
+      params_.controller.refresh == RefreshMode::PerBank) {
+    schedule_refresh_due(index);  // (settle_write_refresh looks when it falls due)
+  }
   return last_col;
 }
 
@@ -1665,7 +1690,9 @@ void FastDram::advance_to(Cycle cycle) {
       pc.refresh_due = kNever;
       decide_refreshes(d.pc, static_cast<std::uint32_t>(pc.banks.size()), now_);  // (no bank is being booked)
       settle_refreshes(d.pc);
-      if (!pc.journal.empty() && pc.journal.back().col > now_) schedule_refresh_due(d.pc);
+      settle_write_refresh(d.pc);
+      const auto unissued = [this](const TimeQueue<Journalled>& j) { return !j.empty() && j.back().col > now_; };
+      if (unissued(pc.journal) || unissued(pc.wjournal)) schedule_refresh_due(d.pc);
       continue;
     }
     if (d.kind == Event::DrainCheck && d.pc == kNoPc) {

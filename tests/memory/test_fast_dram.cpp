@@ -1381,6 +1381,35 @@ TEST(FastDram, FcfsRefreshClosesTheRowOfTheHeadOfTheQueue) {
   EXPECT_EQ(f.stat("act"), 29u);
 }
 
+// FCFS: the same with writes, which go tRCDWR + 1 apart: 25 writes to banks 1-15 (rows 1
+// and 2) and then one to bank 0 (id 25) at cycle 0, 15 more to banks 1-15 at 100. Write
+// mode books them at once, far ahead of their commands; the REFpb falling due is decided
+// for bank 0 (no bank idle then), so the bank-0 write and every write behind it are booked
+// again, after the refresh. Every completion is DramSystem's, to a cycle. (Before: the
+// bank-0 write activated during the refresh, about 300 cycles early, and so did every
+// write behind it.)
+TEST(FastDram, FcfsWriteWaitsForARefreshDecidedWhenItFallsDue) {
+  Fixture f({"hbm.controller.refresh=perbank", "hbm.controller.scheduler=fcfs"});
+  counters::Registry reg;
+  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+    for (std::uint32_t i = 0; i < 25; ++i) {
+      m.enqueue(MemRequest{fx.pc0(1 + i % 15 + 16 * (i / 15)), true, i, 0});  // banks 1-15, rows 1-2
+    }
+    m.enqueue(MemRequest{fx.pc0(0), true, 25, 0});  // bank 0, row 1
+    m.advance_to(100);
+    for (std::uint32_t i = 0; i < 15; ++i) m.enqueue(MemRequest{fx.pc0(33 + i), true, 26 + i, 0});  // row 3
+  });
+  ASSERT_EQ(fast.size(), 41u);
+  const DramTimings& t = f.mem->spec().timing;
+  EXPECT_GE(detailed.at(25), first_perbank_due() + t.RFCpb + t.RCDWR);  // the bank-0 write waited for the REFpb
+  // From write 32 on, the controller holds an ACT tRREFD after the second REFpb (due at
+  // 780), which the fast model's single accesses do not see (3 cycles here).
+  for (std::uint64_t id = 0; id < 41; ++id) {
+    EXPECT_NEAR(static_cast<double>(fast.at(id)), static_cast<double>(detailed.at(id)), id < 32 ? 1.0 : t.RREFD)
+        << "write " << id;
+  }
+}
+
 // A read ends write mode for every write whose column command has not issued, whatever
 // the order the writes were booked in. With no read waiting, writes are booked as they
 // come: W0 to bank 0 at cycle 0, A to another row of bank 0 at 1 (its ACT waits for W0's

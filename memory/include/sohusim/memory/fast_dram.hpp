@@ -93,10 +93,10 @@
 //     access by access (the bulk bookings assume FR-FCFS's overlap). A conflict's PRE
 //     waits for its request to reach the head; write mode yields to a read that has waited
 //     read_starvation cycles (starvation_end, drain). Reads booked far ahead are booked
-//     again (rebook_reads_from) when what they assumed changes: a REFpb decided when it
+//     again (rebook_from) when what they assumed changes: a REFpb decided when it
 //     falls due holds their bank or, the head of the queue's, closes their row
-//     (settle_refreshes), or a read of a row the adaptive policy took as closed came before
-//     that row's last column (keep_row_open).
+//     (settle_refreshes; writes a drain booked: settle_write_refresh), or a read of a row the adaptive policy took as
+//     closed came before that row's last column (keep_row_open).
 // Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
 // activation, `stream_act_cost` cycles, the activations spaced at stream_act_scale x tFAW
 // / 4, or wider where a bank's visit (ACT to precharged, tWR for writes) over
@@ -461,13 +461,24 @@ class FastDram final : public MemoryBackend {
   // before this one came) took it as closed: that read and those after it are booked again,
   // the first as a conflict (its PRE when it reaches the head of the queue).
   void keep_row_open(std::uint32_t pc);
-  // Whether the reads of pc's journal from position `cut` on can be taken back (none
-  // issued, every later booking of their banks in the journal); rebook_reads_from takes
-  // them back and books them again in their order.
-  // `cut_closed`: the read at `cut` had its ACT issued and a REFpb closed its row before its
-  // column (settle_refreshes); it is booked again as a miss on the bank that ACT left.
-  bool can_rebook_from(std::uint32_t pc, std::size_t cut, bool cut_closed = false) const;
-  void rebook_reads_from(std::uint32_t pc, std::size_t cut, bool cut_closed = false);
+  // FCFS with per-bank refresh, writes: as settle_refreshes for the writes booked (a drain
+  // books up to write_high - write_low of them at once, far ahead), at the RefreshDue of
+  // the REFpb falling due now.
+  void settle_write_refresh(std::uint32_t pc);
+  // The first booking among the first `cut` of pc's journal of reads or writes that the
+  // REFpb of `bank` due at `due` holds (its ACT during the refresh) or, with
+  // refresh_postpone 0, closes (its row open at `due`, its column not issued: `closed`);
+  // `cut` if none.
+  std::size_t refresh_cut(std::uint32_t pc, bool write, std::uint32_t bank, Cycle due, std::size_t cut,
+                          bool& closed) const;
+  // Whether the accesses of pc's journal of reads or writes from position `cut` on can be
+  // taken back (none issued, every later booking of their banks in the journal);
+  // rebook_from takes them back and books them again in their order (writes: the write
+  // mode ends no sooner than their last column). `cut_closed`: the access at `cut` had its
+  // ACT issued and a REFpb closed its row before its column; it is booked again as a miss
+  // on the bank that ACT left.
+  bool can_rebook_from(std::uint32_t pc, bool write, std::size_t cut, bool cut_closed = false) const;
+  void rebook_from(std::uint32_t pc, bool write, std::size_t cut, bool cut_closed = false);
   // A stream's data slot, after everything booked in pseudo-channel `pc` (its tail).
   // `bank_ready`: when its banks allow it to start; `exposed` of the wait past the tail counts
   // (all of it after a booking of the other direction). `opens_rows`: some bank it visits
