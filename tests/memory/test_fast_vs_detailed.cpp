@@ -108,9 +108,9 @@ std::vector<Case> shared_patterns() {
       // (+24.9 % before the fast model booked reads again for REFpbs decided after them,
       // +7.4 % until it decided them when they fall due and let them close the head's row,
       // 2026-12-03, seventh session). A pseudo-channel whose queue fills loses more to its
-      // REFpbs (they find no idle bank) and so stays full: over 50000 requests the seeds
-      // 1-5 of this pattern spread from -4.0 to +0.9 %, over 100000 from -3.3 to +1.6 %
-      // (docs/memory-frontend.md, "FCFS with per-bank refresh").
+      // REFpbs (they find no idle bank) and so stays full, which makes such runs chaotic:
+      // -3.9 % over 50000 requests, +0.9 % over 100000; through `sohusim mem` the seeds 1-5
+      // give -7.1 to +0.2 % (docs/memory-frontend.md, "FCFS with per-bank refresh").
       {"random read, per-bank refresh, FCFS",
        {"hbm.controller.refresh=perbank", "hbm.controller.scheduler=fcfs"},
        pattern(K::Random, 1.0, 4, 512, n)},

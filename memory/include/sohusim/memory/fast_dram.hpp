@@ -93,10 +93,11 @@
 //     access by access (the bulk bookings assume FR-FCFS's overlap). A conflict's PRE
 //     waits for its request to reach the head; write mode yields to a read that has waited
 //     read_starvation cycles (starvation_end, drain). Reads booked far ahead are booked
-//     again (rebook_from) when what they assumed changes: a REFpb decided when it
-//     falls due holds their bank or, the head of the queue's, closes their row
-//     (settle_refreshes; writes a drain booked: settle_write_refresh), or a read of a row the adaptive policy took as
-//     closed came before that row's last column (keep_row_open).
+//     again (rebook_from) when what they assumed changes: a REFpb decided when it falls
+//     due holds their bank or, the head of the queue's, closes their row
+//     (settle_refreshes; the writes a drain booked: settle_write_refresh), or a read of a
+//     row the adaptive policy took as closed came before that row's last column
+//     (keep_row_open).
 // Bulk requests: per pseudo-channel one slot of n x max(nBL, tCCD_S) cycles plus, per row
 // activation, `stream_act_cost` cycles, the activations spaced at stream_act_scale x tFAW
 // / 4, or wider where a bank's visit (ACT to precharged, tWR for writes) over
