@@ -1165,6 +1165,24 @@ Cycle first_perbank_due() {
   return f.mem->spec().timing.refi_per_bank(f.mem->spec().org.banks_per_pc());
 }
 
+// Ids [first, last) complete in both models, the fast one within `cycles` of DramSystem.
+void expect_same_completions(const std::map<std::uint64_t, Cycle>& fast, const std::map<std::uint64_t, Cycle>& detailed,
+                             std::uint64_t first, std::uint64_t last, double cycles = 1.0) {
+  for (std::uint64_t id = first; id < last; ++id) {
+    ASSERT_TRUE(fast.count(id) == 1 && detailed.count(id) == 1) << "request " << id;
+    EXPECT_NEAR(static_cast<double>(fast.at(id)), static_cast<double>(detailed.at(id)), cycles) << "request " << id;
+  }
+}
+
+// FCFS, per-bank refresh: at cycle 0, 13 reads to banks 1-13 (row 1) and one to bank 0 (id
+// 13), one after another; at 100, 15 reads to banks 1-15 (row 2, ids 14-28).
+void bank0_read_behind_thirteen(MemoryBackend& m, const Fixture& fx) {
+  for (std::uint32_t i = 0; i < 13; ++i) m.enqueue(MemRequest{fx.pc0(1 + i), false, i, 0});  // banks 1-13, row 1
+  m.enqueue(MemRequest{fx.pc0(0), false, 13, 0});                                            // bank 0, row 1
+  m.advance_to(100);
+  for (std::uint32_t i = 0; i < 15; ++i) m.enqueue(MemRequest{fx.pc0(17 + i), false, 14 + i, 0});  // row 2
+}
+
 // FCFS: the controller looks at the oldest request of its queue only, so the second of
 // four reads to four banks of pseudo-channel 0, all arriving at cycle 0, activates the
 // cycle after the first's column command, not tRRD after its activation: each completes
@@ -1318,19 +1336,14 @@ TEST(FastDram, FcfsReadWaitsForARefreshDecidedAfterItsBooking) {
   counters::Registry reg;
   const Cycle due = first_perbank_due();
   const auto [fast, detailed] = play_both(f, reg, [due](MemoryBackend& m, const Fixture& fx) {
-    for (std::uint32_t i = 0; i < 13; ++i) m.enqueue(MemRequest{fx.pc0(1 + i), false, i, 0});  // banks 1-13, row 1
-    m.enqueue(MemRequest{fx.pc0(0), false, 13, 0});                                            // bank 0, row 1
-    m.advance_to(100);
-    for (std::uint32_t i = 0; i < 15; ++i) m.enqueue(MemRequest{fx.pc0(17 + i), false, 14 + i, 0});  // row 2
+    bank0_read_behind_thirteen(m, fx);
     m.advance_to(due + 5);
     m.enqueue(MemRequest{fx.pc0(33), false, 29, 0});  // bank 1, row 3
   });
   ASSERT_EQ(fast.size(), 30u);
   const DramTimings& t = f.mem->spec().timing;
   EXPECT_GE(detailed.at(13), due + t.RFCpb + t.RCDRD);  // the bank-0 read waited for the REFpb
-  for (std::uint64_t id = 0; id < 30; ++id) {
-    EXPECT_NEAR(static_cast<double>(fast.at(id)), static_cast<double>(detailed.at(id)), 1.0) << "read " << id;
-  }
+  expect_same_completions(fast, detailed, 0, 30);
 }
 
 // FCFS: the same REFpb, with no booking after its due time. The fast model decides it when
@@ -1340,18 +1353,11 @@ TEST(FastDram, FcfsReadWaitsForARefreshDecidedAfterItsBooking) {
 TEST(FastDram, FcfsRefreshIsDecidedWhenItFallsDue) {
   Fixture f({"hbm.controller.refresh=perbank", "hbm.controller.scheduler=fcfs"});
   counters::Registry reg;
-  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
-    for (std::uint32_t i = 0; i < 13; ++i) m.enqueue(MemRequest{fx.pc0(1 + i), false, i, 0});  // banks 1-13, row 1
-    m.enqueue(MemRequest{fx.pc0(0), false, 13, 0});                                            // bank 0, row 1
-    m.advance_to(100);
-    for (std::uint32_t i = 0; i < 15; ++i) m.enqueue(MemRequest{fx.pc0(17 + i), false, 14 + i, 0});  // row 2
-  });
+  const auto [fast, detailed] = play_both(f, reg, bank0_read_behind_thirteen);
   ASSERT_EQ(fast.size(), 29u);
   const DramTimings& t = f.mem->spec().timing;
   EXPECT_GE(detailed.at(13), first_perbank_due() + t.RFCpb + t.RCDRD);  // the bank-0 read waited for the REFpb
-  for (std::uint64_t id = 0; id < 29; ++id) {
-    EXPECT_NEAR(static_cast<double>(fast.at(id)), static_cast<double>(detailed.at(id)), 1.0) << "read " << id;
-  }
+  expect_same_completions(fast, detailed, 0, 29);
 }
 
 // FCFS, refresh_postpone 0: a REFpb does not wait for the read at the head of the queue.
@@ -1374,9 +1380,7 @@ TEST(FastDram, FcfsRefreshClosesTheRowOfTheHeadOfTheQueue) {
   ASSERT_EQ(fast.size(), 28u);
   const DramTimings& t = f.mem->spec().timing;
   EXPECT_GE(detailed.at(12), first_perbank_due() + t.RP + t.RFCpb + t.RCDRD);  // closed, refreshed, reopened
-  for (std::uint64_t id = 0; id < 28; ++id) {
-    EXPECT_NEAR(static_cast<double>(fast.at(id)), static_cast<double>(detailed.at(id)), 1.0) << "read " << id;
-  }
+  expect_same_completions(fast, detailed, 0, 28);
   EXPECT_EQ(f.stat("act"), static_cast<std::uint64_t>(reg.value("d.s0.ch0.pc0.act")));  // 29: one wasted
   EXPECT_EQ(f.stat("act"), 29u);
 }
@@ -1404,10 +1408,8 @@ TEST(FastDram, FcfsWriteWaitsForARefreshDecidedWhenItFallsDue) {
   EXPECT_GE(detailed.at(25), first_perbank_due() + t.RFCpb + t.RCDWR);  // the bank-0 write waited for the REFpb
   // From write 32 on, the controller holds an ACT tRREFD after the second REFpb (due at
   // 780), which the fast model's single accesses do not see (3 cycles here).
-  for (std::uint64_t id = 0; id < 41; ++id) {
-    EXPECT_NEAR(static_cast<double>(fast.at(id)), static_cast<double>(detailed.at(id)), id < 32 ? 1.0 : t.RREFD)
-        << "write " << id;
-  }
+  expect_same_completions(fast, detailed, 0, 32);
+  expect_same_completions(fast, detailed, 32, 41, t.RREFD);
 }
 
 // A read ends write mode for every write whose column command has not issued, whatever
