@@ -1367,7 +1367,7 @@ TEST(FastDram, FcfsRefreshIsDecidedWhenItFallsDue) {
 // column not. The controller precharges the row under it (tRAS after the ACT), refreshes
 // the bank, and activates it again: the read waits tRP + tRFCpb more, and every read behind
 // it with it. Every completion is DramSystem's, to a cycle; the ACT the refresh wasted is
-// counted in both. (Before: the bank-0 read was served on its first ACT, about 350 cycles
+// counted in both. (Before: the bank-0 read was served on its first ACT, 391 cycles
 // early, and every read behind it too.)
 TEST(FastDram, FcfsRefreshClosesTheRowOfTheHeadOfTheQueue) {
   Fixture f({"hbm.controller.refresh=perbank", "hbm.controller.scheduler=fcfs"});
