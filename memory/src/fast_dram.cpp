@@ -587,6 +587,35 @@ Cycle FastDram::bank_refresh_end(std::uint32_t index, std::uint32_t bank, Cycle 
   return t < end ? end : t;
 }
 
+bool FastDram::busy_at(std::uint32_t index, Cycle t) const {
+  const Pc& pc = *pcs_[index];
+  if (pc.drained < pc.buffered.size() || !pc.held.empty()) return true;
+  return std::any_of(pc.banks.begin(), pc.banks.end(),
+                     [t](const Bank& b) { return b.last_col > t || b.past[0].last_col > t; });
+}
+
+Cycle FastDram::after_refpb(std::uint32_t index, std::uint32_t bank, Cycle c) {
+  if (!params_.calibration.single_access_rrefd || params_.controller.refresh != RefreshMode::PerBank ||
+      c < refresh_step_) {
+    return c;
+  }
+  const Cycle due = c / refresh_step_ * refresh_step_;
+  const std::uint32_t refreshed = decide_refreshes(index, bank, c).bank_due(due);
+  if (refreshed == bank || refreshed == PerBankRefreshPlan::kNone) return c;
+  Cycle issued = due;
+  if (shares_row_bus() && (now_ <= due || busy_at(index, due))) {
+    // Controllers with requests queued issue their REFpbs in pseudo-channel order, one a
+    // cycle on the row bus; an idle one issues it when it falls due.
+    const std::uint32_t first = index / spec_.org.pseudo_channels * spec_.org.pseudo_channels;
+    for (std::uint32_t s = first; s < index; ++s) issued += busy_at(s, due) ? 1 : 0;
+  }
+  const Bank& r = pcs_[index]->banks[refreshed];
+  const Cycle precharged = r.pre_allowed + spec_.timing.RP;
+  if (r.act < due && precharged > issued) issued = precharged;  // the REFpb waits for its bank
+  const Cycle end = issued + spec_.timing.RREFD;
+  return c >= issued && c < end ? end : c;
+}
+
 // ---- booking --------------------------------------------------------------------------
 
 Cycle FastDram::spec_gap(bool a_write, bool b_write, bool same_group, double scale) const {
@@ -615,6 +644,7 @@ Cycle FastDram::place_act(std::uint32_t index, Cycle lower, std::uint32_t group,
     const Cycle before = c;
     c = refresh_window_end(kAnyGroup, c);                      // all-bank windows block every ACT
     c = bank_refresh_end(index, bank, c, opened, precharged);  // a REFpb blocks its bank
+    c = after_refpb(index, bank, c);                           // and the others for tRREFD (if set)
     // tRRD against every neighbour.
     const auto from = std::lower_bound(acts.begin(), acts.end(), c >= faw ? c - faw : 0,
                                        [](const Act& a, Cycle v) { return a.at < v; });

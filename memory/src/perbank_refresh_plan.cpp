@@ -24,6 +24,13 @@ void PerBankRefreshPlan::refresh(std::uint32_t bank, Cycle due) {
   d[0] = due;
 }
 
+std::uint32_t PerBankRefreshPlan::bank_due(Cycle due) const {
+  for (std::uint32_t b = 0; b < banks_; ++b) {
+    if (std::find(dues_[b].begin(), dues_[b].end(), due) != dues_[b].end()) return b;
+  }
+  return kNone;
+}
+
 Cycle PerBankRefreshPlan::latest(std::uint32_t bank, Cycle t) const {
   for (Cycle due : dues_[bank]) {
     if (due == 0) return 0;

@@ -798,6 +798,49 @@ TEST(FastDram, PerBankRefreshBlocksItsBankForTRFCpb) {
   EXPECT_EQ(run(*detailed, due, f.pc0(0)), fast);
 }
 
+// A REFpb holds every other bank of its pseudo-channel for tRREFD. The first one falls due
+// at tREFI / 16 (390) and goes to bank 0 (idle). A read of bank 1 arriving 2 cycles later
+// activates at 390 + tRREFD in either pseudo-channel of a channel when the other has no
+// request queued; with a request queued in both (a read of bank 2 each, 20 cycles before),
+// pseudo-channel 1 activates one cycle later: its REFpb follows pseudo-channel 0's on the
+// channel's row bus. The same in both models, with the fast model's single_access_rrefd
+// (off by default, FastDramCalibration; without it the ACT is not held).
+TEST(FastDram, PerBankRefreshHoldsTheOtherBanksForTRREFD) {
+  struct Read {
+    Cycle at;
+    std::uint32_t pc, bank;
+  };
+  const auto run = [](MemoryBackend& mem, const Fixture& fx, const std::vector<Read>& reads) {
+    std::map<std::uint64_t, Cycle> done;
+    mem.set_completion([&done](const MemRequest& r, Cycle c) { done[r.id] = c; });
+    for (std::size_t i = 0; i < reads.size(); ++i) {
+      mem.advance_to(reads[i].at);
+      mem.enqueue(MemRequest{fx.in_pc(0, reads[i].pc, reads[i].bank), false, i, 0});
+    }
+    while (mem.next_event() != kNever) mem.advance_to(mem.next_event());
+    return done;
+  };
+  const std::vector<std::string> sets = {"hbm.controller.refresh=perbank"};
+  const DramTimings t = Fixture(sets).mem->spec().timing;
+  const Cycle due = t.refi_per_bank(16);
+  const Cycle rest = t.RCDRD + t.CL + t.burst_cycles;
+  FastDramCalibration rrefd;
+  rrefd.single_access_rrefd = true;
+  const auto check = [&](const std::vector<Read>& reads, Cycle act, const char* what) {
+    Fixture f(sets, rrefd);
+    const auto fast = run(*f.mem, f, reads);
+    EXPECT_EQ(fast.at(reads.size() - 1), act + rest + f.mem->params().controller.latency) << what;
+    counters::Registry reg;
+    const auto detailed =
+        DramSystem::from_config(hbmtest::hbm_config("hbm/hbm3-6400", sets), counters::Scope(reg, "d"));
+    EXPECT_EQ(run(*detailed, f, reads), fast) << what;
+  };
+  check({{due + 2, 0, 1}}, due + t.RREFD, "pseudo-channel 0 alone");
+  check({{due + 2, 1, 1}}, due + t.RREFD, "pseudo-channel 1 alone");
+  check({{due - 20, 0, 2}, {due - 20, 1, 2}, {due + 2, 0, 1}}, due + t.RREFD, "pseudo-channel 0, both busy");
+  check({{due - 20, 0, 2}, {due - 20, 1, 2}, {due + 2, 1, 1}}, due + 1 + t.RREFD, "pseudo-channel 1, both busy");
+}
+
 // A REFpb needs its bank precharged. As above, but writes buffered for banks 1-15 (a read
 // is pending) leave no bank without a queued request, so the REFpb goes to the first one
 // left in the round, bank 0: the refresh goes once its row may be precharged (tRAS after
@@ -1389,27 +1432,35 @@ TEST(FastDram, FcfsRefreshClosesTheRowOfTheHeadOfTheQueue) {
 // and 2) and then one to bank 0 (id 25) at cycle 0, 15 more to banks 1-15 at 100. Write
 // mode books them at once, far ahead of their commands; the REFpb falling due is decided
 // for bank 0 (no bank idle then), so the bank-0 write and every write behind it are booked
-// again, after the refresh. Every completion is DramSystem's, to a cycle. (Before: the
-// bank-0 write activated during the refresh, about 300 cycles early, and so did every
-// write behind it.)
+// again, after the refresh. Every completion is DramSystem's, to a cycle up to the second
+// REFpb (below). (Before: the bank-0 write activated during the refresh, about 300 cycles
+// early, and so did every write behind it.)
 TEST(FastDram, FcfsWriteWaitsForARefreshDecidedWhenItFallsDue) {
   Fixture f({"hbm.controller.refresh=perbank", "hbm.controller.scheduler=fcfs"});
   counters::Registry reg;
-  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+  const Script script = [](MemoryBackend& m, const Fixture& fx) {
     for (std::uint32_t i = 0; i < 25; ++i) {
       m.enqueue(MemRequest{fx.pc0(1 + i % 15 + 16 * (i / 15)), true, i, 0});  // banks 1-15, rows 1-2
     }
     m.enqueue(MemRequest{fx.pc0(0), true, 25, 0});  // bank 0, row 1
     m.advance_to(100);
     for (std::uint32_t i = 0; i < 15; ++i) m.enqueue(MemRequest{fx.pc0(33 + i), true, 26 + i, 0});  // row 3
-  });
+  };
+  const auto [fast, detailed] = play_both(f, reg, script);
   ASSERT_EQ(fast.size(), 41u);
   const DramTimings& t = f.mem->spec().timing;
   EXPECT_GE(detailed.at(25), first_perbank_due() + t.RFCpb + t.RCDWR);  // the bank-0 write waited for the REFpb
   // From write 32 on, the controller holds an ACT tRREFD after the second REFpb (due at
-  // 780), which the fast model's single accesses do not see (3 cycles here).
+  // 780, issued once bank 1's row is precharged); the fast model's single accesses see it
+  // with single_access_rrefd only (3 cycles here).
   expect_same_completions(fast, detailed, 0, 32);
   expect_same_completions(fast, detailed, 32, 41, t.RREFD);
+  FastDramCalibration rrefd;
+  rrefd.single_access_rrefd = true;
+  Fixture g(f.sets, rrefd);
+  counters::Registry reg2;
+  const auto [held, detailed2] = play_both(g, reg2, script);
+  expect_same_completions(held, detailed2, 0, 41);
 }
 
 // A read ends write mode for every write whose column command has not issued, whatever

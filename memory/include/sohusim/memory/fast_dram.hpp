@@ -262,6 +262,16 @@ struct FastDramCalibration {
   // (docs/memory-frontend.md, "Write mode ahead of bulk reads").
   double switch_cut_cost = 30.0;
   double switch_cut_visit = 4.0;
+  // Per-bank refresh: a single access's ACT is held tRREFD after the REFpb of another bank
+  // (after_refpb), as DramController holds it; every completion then matches DramSystem's
+  // to the cycle in FastDram.PerBankRefreshHoldsTheOtherBanksForTRREFD and
+  // ...FcfsWriteWaitsForARefreshDecidedWhenItFallsDue. Off, because over a sweep of tREFI
+  // (TREFI="6160 6200 6240 6280 6320" scripts/mem_fast_vs_detailed.sh) it takes the 51
+  // per-bank FR-FCFS cases from 65 to 69 points of differences (the random ones lose their
+  // +1 to +2.5 % bias) and the 74 per-bank FCFS ones from 102 to 120, the stable FCFS mixes
+  // 1 to 3 % lower: with it the fast model stalls longer behind refreshes under FCFS, for a
+  // cause not found yet (docs/memory-frontend.md, "tRREFD for single accesses").
+  bool single_access_rrefd = false;
 };
 
 struct FastDramParams {
@@ -380,6 +390,19 @@ class FastDram final : public MemoryBackend {
   // refresh_window_end, the REFpbs given to banks as pc's plan decides; t itself with
   // all-bank refresh or none (place_act asks refresh_window_end for those).
   Cycle bank_refresh_end(std::uint32_t pc, std::uint32_t bank, Cycle t, Cycle opened, Cycle precharged);
+  // Per-bank refresh with FastDramCalibration::single_access_rrefd: the first cycle from
+  // `c` at which an ACT of pc's `bank` keeps tRREFD clear of the REFpb of another bank
+  // issued last, as pc's plan gives them to banks (the REFpb's own bank waits for tRFCpb:
+  // bank_refresh_end); c itself otherwise. A REFpb
+  // issues when it falls due, or once its bank's row is precharged (as in
+  // refresh_window_end). A pseudo-channel with requests queued then issues it one cycle
+  // later for each pseudo-channel before it in its channel that has requests queued too:
+  // DramController's take the shared row bus in that order (an idle one issues its REFpb
+  // when it falls due, DramController::catch_up).
+  Cycle after_refpb(std::uint32_t pc, std::uint32_t bank, Cycle c);
+  // Whether pseudo-channel pc has a request queued at t: a booked column command after t,
+  // a buffered write or a read held by write mode.
+  bool busy_at(std::uint32_t pc, Cycle t) const;
   // Column-to-column distance from access a to a later access b (kAnyGroup: not the same
   // bank group), from the timings. From gap_.
   Cycle gap(bool a_write, std::uint32_t a_group, bool b_write, std::uint32_t b_group) const {

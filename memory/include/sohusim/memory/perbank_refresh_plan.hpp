@@ -63,6 +63,9 @@ class PerBankRefreshPlan {
     }
   }
 
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  /// The bank given the decided REFpb due at `due`; kNone if none is known.
+  std::uint32_t bank_due(Cycle due) const;
   /// The due time of `bank`'s latest REFpb at or before `t` among those decided; 0 if none.
   Cycle latest(std::uint32_t bank, Cycle t) const;
   /// The due time of `bank`'s first decided REFpb in (from, to]; kNever if none.
