@@ -9,17 +9,23 @@
 # reruns against a changed fast model; ROWS=REGEX runs the matching cases only; EXTRA adds
 # arguments to every case (e.g. EXTRA="--refresh perbank"). The detailed runs take about
 # 8 minutes on one core. SET=bulk runs the 45 cases of bulk requests (8-128 KiB, see
-# bulk_cases) instead, about 2 minutes of detailed runs.
+# bulk_cases) instead, about 2 minutes of detailed runs. TREFI="6160 6200 6240 6280 6320"
+# runs every case at each of those hbm.timing.tREFI values and compares the mean
+# bandwidths (the spread of the per-value differences in brackets): where the detailed
+# model's queues lock into a phase of the refresh rotation, a 1 % change of tREFI moves
+# its bandwidth by up to 40 % (docs/memory-frontend.md, "Chaotic cases"), and one run
+# compares two phases rather than two models. It takes as long as a run per value.
 set -euo pipefail
 S=${1:-build/release/bin/sohusim}
 [[ -x "$S" ]] || { echo "mem_fast_vs_detailed.sh: no sohusim binary at '$S' (build first)" >&2; exit 2; }
 [[ -n "${CACHE:-}" ]] && mkdir -p "$CACHE"
+for r in ${TREFI:-}; do
+  [[ $r =~ ^[1-9][0-9]*$ ]] || { echo "mem_fast_vs_detailed.sh: TREFI must list cycle counts, not '$r'" >&2; exit 2; }
+done
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 bw() { "$S" mem --preset hbm3-6400 "$@" --json | python3 -c "import json,sys; print('%.2f' % json.load(sys.stdin)['bandwidth_gbps'])"; }
-run() {
-  local name=$1; shift
-  [[ -n "${ROWS:-}" && ! "$name" =~ $ROWS ]] && return 0
+one() {  # one case at one point: "detailed fast"
   local d
   if [[ -n "${CACHE:-}" ]]; then
     local c="$CACHE/$(echo "$*" | md5sum | cut -c1-16)"
@@ -28,9 +34,31 @@ run() {
   else
     d=$(bw "$@" --fidelity detailed)
   fi
-  local f
-  f=$(bw "$@" --fidelity fast)
-  python3 -c "print('%-22s detailed %7.1f  fast %7.1f  %+6.1f %%' % ('$name', $d, $f, ($f / $d - 1) * 100))" | tee -a "$results"
+  echo "$d $(bw "$@" --fidelity fast)"
+}
+run() {
+  local name=$1; shift
+  [[ -n "${ROWS:-}" && ! "$name" =~ $ROWS ]] && return 0
+  local points=() pair r
+  for r in ${TREFI:-default}; do
+    if [[ $r == default ]]; then
+      read -ra pair <<< "$(one "$@")"
+    else
+      read -ra pair <<< "$(one "$@" --set "hbm.timing.tREFI=$r")"
+    fi
+    points+=("${pair[@]}")
+  done
+  python3 - "$name" "${points[@]}" <<'PY' | tee -a "$results"
+import sys
+name, v = sys.argv[1], [float(x) for x in sys.argv[2:]]
+d, f = v[0::2], v[1::2]
+md, mf = sum(d) / len(d), sum(f) / len(f)
+line = '%-22s detailed %7.1f  fast %7.1f  %+6.1f %%' % (name, md, mf, (mf / md - 1) * 100)
+if len(d) > 1:
+    diffs = [(y / x - 1) * 100 for x, y in zip(d, f)]
+    line += '  [%+.1f .. %+.1f]' % (min(diffs), max(diffs))
+print(line)
+PY
 }
 survey_cases() {
   for o in 1 4 16; do
@@ -93,8 +121,10 @@ def summary(v, what):
     if v:
         print('%d cases%s, %d outside 5 %%, worst %+.1f %%, sum of |differences| %.0f points'
               % (len(v), what, sum(abs(x) > 5 for x in v), max(v, key=abs), sum(abs(x) for x in v)))
-summary([float(r[-2]) for r in rows], '')
-first = [float(r[-2]) for r in rows if r[0] != 'o256']
+def diff(r):
+    return float(r[r.index('%') - 1])
+summary([diff(r) for r in rows], '')
+first = [diff(r) for r in rows if r[0] != 'o256']
 if len(first) < len(rows):
     summary(first, ' without o256')
 PY

@@ -180,9 +180,9 @@ class Outputs(unittest.TestCase):
 
 class Survey(unittest.TestCase):
     """scripts/mem_fast_vs_detailed.sh, the fast-against-detailed survey of
-    docs/memory-frontend.md, on two of its cases and one of its bulk set (the whole
-    survey takes minutes): the per-case lines and the summary line, and clear errors
-    without a binary or with an unknown set."""
+    docs/memory-frontend.md, on two of its cases, one of its bulk set and one over two
+    tREFI values (the whole survey takes minutes): the per-case lines and the summary
+    line, and clear errors without a binary, with an unknown set or a bad tREFI."""
 
     SCRIPT = os.path.join(SRC, "scripts", "mem_fast_vs_detailed.sh")
 
@@ -215,6 +215,20 @@ class Survey(unittest.TestCase):
         rc, _, err = self.survey(SET="all")
         self.assertEqual(rc, 2)
         self.assertIn("SET must be survey or bulk, not 'all'", err)
+
+    def test_a_sweep_of_trefi_and_a_clear_error_for_a_bad_value(self):
+        rc, lines, err = self.survey(ROWS="^o1 stream 32$", EXTRA="--refresh perbank", TREFI="6200 6280")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(lines), 2, lines)
+        # name, the mean bandwidths and their difference, then the spread of the two points
+        self.assertRegex(lines[0], r"^o1 stream 32 +detailed +[0-9.]+ +fast +[0-9.]+ +[-+][0-9.]+ % +"
+                                   r"\[[-+][0-9.]+ \.\. [-+][0-9.]+\]$")
+        detailed, fast = float(lines[0].split()[4]), float(lines[0].split()[6])
+        self.assertLess(abs(fast / detailed - 1), 0.05, lines[0])  # -0.1 % in the docs' run
+        self.assertTrue(lines[1].startswith("1 cases, 0 outside 5 %"), lines[1])
+        rc, _, err = self.survey(TREFI="6200 62x0")
+        self.assertEqual(rc, 2)
+        self.assertIn("TREFI must list cycle counts, not '62x0'", err)
 
     def test_missing_binary_is_a_clear_error(self):
         rc, _, err = self.survey("/nonexistent/sohusim")
