@@ -1613,6 +1613,15 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
     }
   }
   journal.clear();
+  // The reads taken back are queued from now on, held until the writes are done: a write
+  // booked meanwhile finds them queued (the adaptive policy keeps a row open for a held
+  // read that hits it, as the controller does for a queued one).
+  std::vector<Waiting> back;
+  for (auto it = redo.rbegin(); it != redo.rend(); ++it) {
+    back.push_back(
+        Waiting{it->request, it->where, it->parent, activated(*it) || recounted(static_cast<RowOutcome>(it->outcome))});
+  }
+  pc.held.insert(pc.held.begin(), back.begin(), back.end());  // in arrival order, before those held already
   std::size_t n = pc.buffered.size() - keep;
   Cycle last_col = std::max(at, pc.write_mode_end);  // writes joining a batch end no sooner than it
   // FCFS: write mode ends once the oldest read waiting has waited read_starvation cycles;
@@ -1674,16 +1683,7 @@ Cycle FastDram::drain(std::uint32_t index, std::size_t keep, Cycle at) {
   }
   pc.buffered.erase(pc.buffered.begin(), pc.buffered.begin() + static_cast<std::ptrdiff_t>(n));
   pc.drained = 0;
-  if (!redo.empty()) {
-    pc.last_read_col = at;
-    // In arrival order, before the reads held already (none was booked meanwhile).
-    std::vector<Waiting> back;
-    for (auto it = redo.rbegin(); it != redo.rend(); ++it) {
-      back.push_back(Waiting{it->request, it->where, it->parent,
-                             activated(*it) || recounted(static_cast<RowOutcome>(it->outcome))});
-    }
-    pc.held.insert(pc.held.begin(), back.begin(), back.end());
-  }
+  if (!redo.empty()) pc.last_read_col = at;
   if (!pc.held.empty()) schedule_resume(index, last_col);
   return last_col;
 }

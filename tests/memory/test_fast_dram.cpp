@@ -1463,6 +1463,35 @@ TEST(FastDram, FcfsWriteWaitsForARefreshDecidedWhenItFallsDue) {
   expect_same_completions(held, detailed2, 0, 41);
 }
 
+// FCFS, adaptive page policy, write mode at 2 writes: 16 reads of bank 0's row 1 at cycle
+// 0; at 40 a write to row 2 of bank 0 and one to bank 5 start write mode. The reads whose
+// columns have not issued wait, and they keep row 1 open: the write to row 2 precharges it
+// (a conflict; row 2 then closes with its write, and the reads open row 1 again after the
+// writes, a miss). In both models: every
+// completion to a cycle, the same PREs and conflicts. (Before: the fast model took the
+// reads back only after booking the writes, so the write found no read queued for row 1
+// and the row closed; a miss.)
+TEST(FastDram, FcfsHeldReadsKeepTheirRowOpenForWriteMode) {
+  Fixture f({"hbm.controller.refresh=off", "hbm.controller.scheduler=fcfs", "hbm.controller.write_high=2",
+             "hbm.controller.write_low=0"});
+  counters::Registry reg;
+  const auto [fast, detailed] = play_both(f, reg, [](MemoryBackend& m, const Fixture& fx) {
+    DecodedAddress d = fx.mem->mapping().decode(fx.pc0(0));  // bank 0, row 1
+    for (std::uint32_t c = 0; c < 16; ++c) {
+      d.column = c;
+      m.enqueue(MemRequest{fx.mem->mapping().encode(d), false, c, 0});
+    }
+    m.advance_to(40);
+    m.enqueue(MemRequest{fx.pc0(16), true, 16, 0});  // bank 0, row 2
+    m.enqueue(MemRequest{fx.pc0(5), true, 17, 0});   // bank 5, row 1
+  });
+  ASSERT_EQ(fast.size(), 18u);
+  expect_same_completions(fast, detailed, 0, 18);
+  EXPECT_EQ(f.stat("row_conflicts"), static_cast<std::uint64_t>(reg.value("d.s0.ch0.pc0.row_conflicts")));
+  EXPECT_EQ(f.stat("pre"), static_cast<std::uint64_t>(reg.value("d.s0.ch0.pc0.pre")));
+  EXPECT_EQ(f.stat("row_conflicts"), 1u);  // the write to row 2
+}
+
 // A read ends write mode for every write whose column command has not issued, whatever
 // the order the writes were booked in. With no read waiting, writes are booked as they
 // come: W0 to bank 0 at cycle 0, A to another row of bank 0 at 1 (its ACT waits for W0's
