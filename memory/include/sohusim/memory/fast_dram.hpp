@@ -268,9 +268,10 @@ struct FastDramCalibration {
   // ...FcfsWriteWaitsForARefreshDecidedWhenItFallsDue. Off, because over a sweep of tREFI
   // (TREFI="6160 6200 6240 6280 6320" scripts/mem_fast_vs_detailed.sh) it takes the 51
   // per-bank FR-FCFS cases from 65 to 69 points of differences (the random ones lose their
-  // +1 to +2.5 % bias) and the 74 per-bank FCFS ones from 102 to 120, the stable FCFS mixes
-  // 1 to 3 % lower: with it the fast model stalls longer behind refreshes under FCFS, for a
-  // cause not found yet (docs/memory-frontend.md, "tRREFD for single accesses").
+  // +1 to +2.5 % bias) and the 74 per-bank FCFS ones from 100 to 105 (102 to 120, the
+  // stable FCFS mixes 1 to 3 % lower, before write mode held its taken-back reads first):
+  // with it the fast model stalls longer behind refreshes under FCFS, for a cause not found
+  // yet (docs/memory-frontend.md, "tRREFD for single accesses").
   bool single_access_rrefd = false;
 };
 
