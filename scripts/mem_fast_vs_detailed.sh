@@ -16,6 +16,7 @@
 # its bandwidth by up to 40 % (docs/memory-frontend.md, "Chaotic cases"), and one run
 # compares two phases rather than two models. It takes as long as a run per value.
 set -euo pipefail
+shopt -s inherit_errexit  # a failing run inside $(...) stops the survey too
 S=${1:-build/release/bin/sohusim}
 [[ -x "$S" ]] || { echo "mem_fast_vs_detailed.sh: no sohusim binary at '$S' (build first)" >&2; exit 2; }
 [[ -n "${CACHE:-}" ]] && mkdir -p "$CACHE"
@@ -34,18 +35,21 @@ one() {  # one case at one point: "detailed fast"
   else
     d=$(bw "$@" --fidelity detailed)
   fi
-  echo "$d $(bw "$@" --fidelity fast)"
+  local f
+  f=$(bw "$@" --fidelity fast)
+  echo "$d $f"
 }
 run() {
   local name=$1; shift
   [[ -n "${ROWS:-}" && ! "$name" =~ $ROWS ]] && return 0
-  local points=() pair r
+  local points=() pair r out
   for r in ${TREFI:-default}; do
     if [[ $r == default ]]; then
-      read -ra pair <<< "$(one "$@")"
+      out=$(one "$@")
     else
-      read -ra pair <<< "$(one "$@" --set "hbm.timing.tREFI=$r")"
+      out=$(one "$@" --set "hbm.timing.tREFI=$r")
     fi
+    read -ra pair <<< "$out"
     points+=("${pair[@]}")
   done
   python3 - "$name" "${points[@]}" <<'PY' | tee -a "$results"
