@@ -37,6 +37,13 @@ struct Bank {
   Past past[kPast];
 };
 
+// When a REFpb that may issue from `start` issues: a REFpb needs its bank precharged, so if
+// the bank's row was opened (`opened`) before then, once it is (`precharged`: its PRE may
+// go, plus tRP), DramController::refresh_perbank issuing the PRE first.
+Cycle refpb_issue(Cycle start, Cycle opened, Cycle precharged) {
+  return opened < start && precharged > start ? precharged : start;
+}
+
 // An access's bank group (numbered over the pseudo-channel's stack IDs) and its bank, as
 // Pc::banks indexes them.
 std::uint32_t group_of(const DecodedAddress& d, const DramOrganization& org) {
@@ -484,9 +491,7 @@ Cycle FastDram::refresh_window_end(std::uint32_t bank, Cycle t, Cycle opened, Cy
       if (k == 0) return t;
       const Cycle back = (k - 1 + banks - bank % banks) % banks;
       if (k < back + 1) return t;
-      Cycle start = (k - back) * refresh_step_;
-      if (opened < start && precharged > start) start = precharged;  // the REFpb waits for its bank
-      const Cycle end = start + tm.RFCpb;
+      const Cycle end = refpb_issue((k - back) * refresh_step_, opened, precharged) + tm.RFCpb;
       return t < end ? end : t;
     }
   }
@@ -580,10 +585,9 @@ const PerBankRefreshPlan& FastDram::decide_refreshes(std::uint32_t index, std::u
 
 Cycle FastDram::bank_refresh_end(std::uint32_t index, std::uint32_t bank, Cycle t, Cycle opened, Cycle precharged) {
   if (params_.controller.refresh != RefreshMode::PerBank) return t;
-  Cycle start = decide_refreshes(index, bank, t).latest(bank, t);
-  if (start == 0) return t;
-  if (opened < start && precharged > start) start = precharged;  // the REFpb waits for its bank
-  const Cycle end = start + spec_.timing.RFCpb;
+  const Cycle due = decide_refreshes(index, bank, t).latest(bank, t);
+  if (due == 0) return t;
+  const Cycle end = refpb_issue(due, opened, precharged) + spec_.timing.RFCpb;
   return t < end ? end : t;
 }
 
@@ -610,8 +614,7 @@ Cycle FastDram::after_refpb(std::uint32_t index, std::uint32_t bank, Cycle c) {
     for (std::uint32_t s = first; s < index; ++s) issued += busy_at(s, due) ? 1 : 0;
   }
   const Bank& r = pcs_[index]->banks[refreshed];
-  const Cycle precharged = r.pre_allowed + spec_.timing.RP;
-  if (r.act < due && precharged > issued) issued = precharged;  // the REFpb waits for its bank
+  issued = refpb_issue(issued, r.act, r.pre_allowed + spec_.timing.RP);
   const Cycle end = issued + spec_.timing.RREFD;
   return c >= issued && c < end ? end : c;
 }

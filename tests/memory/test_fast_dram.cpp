@@ -1467,10 +1467,9 @@ TEST(FastDram, FcfsWriteWaitsForARefreshDecidedWhenItFallsDue) {
 // 0; at 40 a write to row 2 of bank 0 and one to bank 5 start write mode. The reads whose
 // columns have not issued wait, and they keep row 1 open: the write to row 2 precharges it
 // (a conflict; row 2 then closes with its write, and the reads open row 1 again after the
-// writes, a miss). In both models: every
-// completion to a cycle, the same PREs and conflicts. (Before: the fast model took the
-// reads back only after booking the writes, so the write found no read queued for row 1
-// and the row closed; a miss.)
+// writes, a miss). In both models: every completion to a cycle, the same PREs and
+// conflicts. (Before: the fast model took the reads back only after booking the writes, so
+// the write found no read queued for row 1 and the row closed; a miss.)
 TEST(FastDram, FcfsHeldReadsKeepTheirRowOpenForWriteMode) {
   Fixture f({"hbm.controller.refresh=off", "hbm.controller.scheduler=fcfs", "hbm.controller.write_high=2",
              "hbm.controller.write_low=0"});

@@ -224,7 +224,7 @@ class Survey(unittest.TestCase):
         self.assertRegex(lines[0], r"^o1 stream 32 +detailed +[0-9.]+ +fast +[0-9.]+ +[-+][0-9.]+ % +"
                                    r"\[[-+][0-9.]+ \.\. [-+][0-9.]+\]$")
         detailed, fast = float(lines[0].split()[4]), float(lines[0].split()[6])
-        self.assertLess(abs(fast / detailed - 1), 0.05, lines[0])  # -0.1 % in the docs' run
+        self.assertLess(abs(fast / detailed - 1), 0.05, lines[0])  # -0.1 % when this was written
         self.assertTrue(lines[1].startswith("1 cases, 0 outside 5 %"), lines[1])
         rc, _, err = self.survey(TREFI="6200 62x0")
         self.assertEqual(rc, 2)

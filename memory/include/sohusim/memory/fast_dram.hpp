@@ -394,12 +394,11 @@ class FastDram final : public MemoryBackend {
   // Per-bank refresh with FastDramCalibration::single_access_rrefd: the first cycle from
   // `c` at which an ACT of pc's `bank` keeps tRREFD clear of the REFpb of another bank
   // issued last, as pc's plan gives them to banks (the REFpb's own bank waits for tRFCpb:
-  // bank_refresh_end); c itself otherwise. A REFpb
-  // issues when it falls due, or once its bank's row is precharged (as in
-  // refresh_window_end). A pseudo-channel with requests queued then issues it one cycle
-  // later for each pseudo-channel before it in its channel that has requests queued too:
-  // DramController's take the shared row bus in that order (an idle one issues its REFpb
-  // when it falls due, DramController::catch_up).
+  // bank_refresh_end); c itself otherwise. A REFpb issues when it falls due, or once its
+  // bank's row is precharged (as in refresh_window_end). A pseudo-channel with requests
+  // queued then issues it one cycle later for each pseudo-channel before it in its channel
+  // that has requests queued too: DramController's take the shared row bus in that order
+  // (an idle one issues its REFpb when it falls due, DramController::catch_up).
   Cycle after_refpb(std::uint32_t pc, std::uint32_t bank, Cycle c);
   // Whether pseudo-channel pc has a request queued at t: a booked column command after t,
   // a buffered write or a read held by write mode.
