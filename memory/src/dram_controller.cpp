@@ -24,6 +24,7 @@ ControllerParams ControllerParams::from_config(const sim::Config& c) {
   p.write_low = u32("hbm.controller.write_low");
   p.read_starvation = u32("hbm.controller.read_starvation");
   p.scheduler = c.get_string("hbm.controller.scheduler") == "fcfs" ? SchedulerKind::Fcfs : SchedulerKind::FrFcfs;
+  p.bus_arbiter = c.get_string("hbm.controller.bus_arbiter") == "oldest" ? BusArbiter::Oldest : BusArbiter::Fixed;
   const std::string& page = c.get_string("hbm.controller.page_policy");
   p.page_policy = page == "closed" ? PagePolicy::Closed : page == "adaptive" ? PagePolicy::Adaptive : PagePolicy::Open;
   const std::string& refresh = c.get_string("hbm.controller.refresh");

@@ -39,7 +39,8 @@ class DramSystem::Completions final : public CompletionSink {
   std::uint64_t seq_ = 0;
 };
 
-// Controllers by next cycle; ties go to the lower index, so runs are deterministic.
+// Controllers by next cycle; ties go to the lower index, so runs are deterministic
+// (BusArbiter::Fixed; oldest_due picks among a channel's pseudo-channels otherwise).
 class DramSystem::ControllerHeap {
  public:
   explicit ControllerHeap(std::size_t n) : key_(n, kNever), pos_(n), heap_(n) {
@@ -47,6 +48,7 @@ class DramSystem::ControllerHeap {
   }
   std::uint32_t top() const { return heap_.front(); }
   Cycle top_key() const { return key_[heap_.front()]; }
+  Cycle key(std::uint32_t id) const { return key_[id]; }
   void update(std::uint32_t id, Cycle key) {
     const Cycle old = key_[id];
     if (old == key) return;
@@ -60,9 +62,7 @@ class DramSystem::ControllerHeap {
 
  private:
   static bool less(Cycle ka, std::uint32_t a, Cycle kb, std::uint32_t b) { return ka != kb ? ka < kb : a < b; }
-  bool less_at(std::size_t i, std::size_t j) const {
-    return less(key_[heap_[i]], heap_[i], key_[heap_[j]], heap_[j]);
-  }
+  bool less_at(std::size_t i, std::size_t j) const { return less(key_[heap_[i]], heap_[i], key_[heap_[j]], heap_[j]); }
   void swap_at(std::size_t i, std::size_t j) {
     std::swap(heap_[i], heap_[j]);
     pos_[heap_[i]] = static_cast<std::uint32_t>(i);
@@ -97,7 +97,9 @@ class DramSystem::ControllerHeap {
 
 namespace {
 
-std::string dotted(const counters::Scope& scope) { return scope.prefix().empty() ? "" : scope.prefix() + "."; }
+std::string dotted(const counters::Scope& scope) {
+  return scope.prefix().empty() ? "" : scope.prefix() + ".";
+}
 
 std::string number(double v) {
   char buf[32];
@@ -105,8 +107,8 @@ std::string number(double v) {
   return buf;
 }
 
-void add_rollups(const counters::Scope& scope, const std::string& glob_prefix, const std::string& cycles,
-                 double tck_s, double peak_bytes_per_s, const std::string& what) {
+void add_rollups(const counters::Scope& scope, const std::string& glob_prefix, const std::string& cycles, double tck_s,
+                 double peak_bytes_per_s, const std::string& what) {
   const std::string bytes = "(sum(" + glob_prefix + "bytes_read) + sum(" + glob_prefix + "bytes_written))";
   const std::string seconds = "(" + cycles + " * " + number(tck_s) + ")";
   const std::string bandwidth = bytes + " / " + seconds + " / 1e9";
@@ -149,8 +151,7 @@ DramSystem::DramSystem(DramSpec spec, AddressMapping mapping, ControllerParams p
     add_rollups(stack_scope, dotted(stack_scope) + "ch*.pc*.", cycles_name, tck_s,
                 spec_.peak_bytes_per_second_per_pc() * org.pcs_per_stack(), "this stack");
   }
-  add_rollups(scope, dotted(scope) + "s*.ch*.pc*.", cycles_name, tck_s, spec_.peak_bytes_per_second(),
-              "all stacks");
+  add_rollups(scope, dotted(scope) + "s*.ch*.pc*.", cycles_name, tck_s, spec_.peak_bytes_per_second(), "all stacks");
 }
 
 DramSystem::~DramSystem() = default;
@@ -215,7 +216,7 @@ void DramSystem::advance_to(Cycle cycle) {
       complete(item.request, item.done);  // may enqueue more, at now_
     } else {
       now_ = tc;
-      const std::uint32_t i = heap_->top();
+      const std::uint32_t i = params_.bus_arbiter == BusArbiter::Oldest ? oldest_due(heap_->top(), tc) : heap_->top();
       DramController& ctrl = controllers_[i];
       ctrl.step(tc);
       heap_->update(i, ctrl.next_cycle());
@@ -225,7 +226,26 @@ void DramSystem::advance_to(Cycle cycle) {
   cycles_ += cycle - start;
 }
 
-Cycle DramSystem::next_event() const { return std::min(heap_->top_key(), completions_->top()); }
+std::uint32_t DramSystem::oldest_due(std::uint32_t top, Cycle t) const {
+  const std::uint32_t n = spec_.org.pseudo_channels;
+  const std::uint32_t first = top - top % n;
+  std::uint32_t best = top;
+  Cycle oldest = controllers_[top].oldest_arrival();
+  for (std::uint32_t p = 0; p < n; ++p) {
+    const std::uint32_t i = first + p;
+    if (i == top || heap_->key(i) != t) continue;
+    const Cycle a = controllers_[i].oldest_arrival();
+    if (a < oldest) {
+      oldest = a;
+      best = i;
+    }
+  }
+  return best;
+}
+
+Cycle DramSystem::next_event() const {
+  return std::min(heap_->top_key(), completions_->top());
+}
 
 void DramSystem::sync_stats() {
   for (DramController& ctrl : controllers_) {

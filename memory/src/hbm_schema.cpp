@@ -263,6 +263,10 @@ sim::Schema hbm_schema() {
       .uinteger("read_starvation", 2000, 1, 10000000, "cycles a read may wait before write draining yields to it")
       .unit("cycles")
       .enumeration("scheduler", "frfcfs", {"frfcfs", "fcfs"}, "frfcfs: row hits first, then oldest; fcfs: oldest only")
+      .enumeration("bus_arbiter", "fixed", {"fixed", "oldest"},
+                   "which pseudo-channel of a channel steps first, and so takes the shared command buses, when "
+                   "both have work at the same cycle: fixed: the lower-numbered one; oldest: the one holding the "
+                   "older request (detailed fidelity only)")
       .enumeration("page_policy", "adaptive", {"open", "closed", "adaptive"},
                    "open: keep rows open; closed: auto-precharge every access; adaptive: close when no queued "
                    "request hits the row")

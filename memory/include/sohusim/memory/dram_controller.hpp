@@ -61,6 +61,7 @@ namespace sohusim::memory {
 enum class SchedulerKind : std::uint8_t { FrFcfs, Fcfs };
 enum class PagePolicy : std::uint8_t { Open, Closed, Adaptive };
 enum class RefreshMode : std::uint8_t { AllBank, PerBank, Off };
+enum class BusArbiter : std::uint8_t { Fixed, Oldest };  // see DramSystem, "Arbitration"
 
 struct ControllerParams {
   std::uint32_t read_queue = 64;
@@ -69,6 +70,7 @@ struct ControllerParams {
   std::uint32_t write_low = 16;
   std::uint32_t read_starvation = 2000;  // cycles
   SchedulerKind scheduler = SchedulerKind::FrFcfs;
+  BusArbiter bus_arbiter = BusArbiter::Fixed;
   PagePolicy page_policy = PagePolicy::Adaptive;
   RefreshMode refresh = RefreshMode::AllBank;
   std::uint32_t refresh_postpone = 0;
@@ -134,6 +136,13 @@ class DramController {
   void catch_up(Cycle now);
 
   std::size_t held() const { return reads_.size() + writes_.size(); }
+  /// The arrival of the oldest request of the direction being served (of the other when
+  /// none of it is queued); kNever when nothing is. What BusArbiter::Oldest compares.
+  Cycle oldest_arrival() const {
+    const Queue& first = writing_ ? writes_ : reads_;
+    const Queue& second = writing_ ? reads_ : writes_;
+    return !first.empty() ? first.at(0).request.arrival : !second.empty() ? second.at(0).request.arrival : kNever;
+  }
   bool writing() const { return writing_; }
   /// The open row of a bank (flat index within the pseudo-channel), or kClosed.
   std::uint32_t open_row(std::uint32_t bank) const { return banks_[bank].open_row; }

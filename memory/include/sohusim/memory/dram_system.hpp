@@ -13,6 +13,17 @@
 // controller's refreshes that fell due while it held nothing are accounted when it next
 // receives a request (or by sync_stats()).
 //
+// Arbitration (`hbm.controller.bus_arbiter`). When pseudo-channels of one channel have
+// work at the same cycle, one steps first and so takes the shared row and column command
+// buses if both want them. `fixed` (the default): the lower index. `oldest`: the one
+// holding the older request (DramController::oldest_arrival), as a channel-wide FR-FCFS
+// scheduler would order them. A fixed order can lock one pseudo-channel behind the other:
+// on the 1056 B stride of 32 B writes (`sohusim mem --pattern strided:1056 --reads 0
+// --size 32 --refresh off`) pc1 of every channel issues 9 % more ACTs than pc0 for the
+// same traffic shifted, 282.8 GB/s against 325.0 with `oldest` (326.7 with the buses left
+// out). Two turn-taking rules, the one that stepped last or issued last goes last, lock
+// the same way; a seeded random draw does not (tried, 2026-12-04; docs/memory.md).
+//
 // Statistics, under the given scope (e.g. "dev0.hbm"):
 //   cycles                               elapsed memory cycles (advance_to keeps it)
 //   s<k>.ch<c>.pc<p>.{act, pre, rd, wr, refab, refpb, row_hits, row_misses, row_conflicts,
@@ -81,6 +92,9 @@ class DramSystem final : public MemoryBackend {
     return (d.stack * spec_.org.channels + d.channel) * spec_.org.pseudo_channels + d.pseudo_channel;
   }
   void check_address(std::uint64_t addr) const;
+  /// BusArbiter::Oldest: of `top` (the heap's) and the pseudo-channels of its channel also
+  /// due at cycle t, the one holding the oldest request (`top` at equal age).
+  std::uint32_t oldest_due(std::uint32_t top, Cycle t) const;
 
   DramSpec spec_;
   AddressMapping mapping_;
