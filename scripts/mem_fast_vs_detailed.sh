@@ -25,7 +25,11 @@ for r in ${TREFI:-}; do
 done
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
-bw() { "$S" mem --preset hbm3-6400 "$@" --json | python3 -c "import json,sys; print('%.2f' % json.load(sys.stdin)['bandwidth_gbps'])"; }
+bw() {  # a failed run stops the survey with sohusim's own message (errexit), not a parse error
+  local out
+  out=$("$S" mem --preset hbm3-6400 "$@" --json)
+  python3 -c "import json,sys; print('%.2f' % json.load(sys.stdin)['bandwidth_gbps'])" <<< "$out"
+}
 one() {  # one case at one point: "detailed fast"
   local d
   if [[ -n "${CACHE:-}" ]]; then

@@ -230,6 +230,13 @@ class Survey(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("TREFI must list cycle counts, not '62x0'", err)
 
+    def test_a_failed_run_stops_the_survey_with_its_own_message(self):
+        rc, lines, err = self.survey(ROWS="^o1 stream 32$", EXTRA="--set hbm.controller.bus_arbiter=bogus")
+        self.assertNotEqual(rc, 0)
+        self.assertEqual(lines, [])
+        self.assertIn('hbm.controller.bus_arbiter: unknown choice "bogus"', err)
+        self.assertNotIn("Traceback", err)
+
     def test_missing_binary_is_a_clear_error(self):
         rc, _, err = self.survey("/nonexistent/sohusim")
         self.assertEqual(rc, 2)
