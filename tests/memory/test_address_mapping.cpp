@@ -87,8 +87,9 @@ TEST(AddressMapping, SmallOrganizationIsABijection) {
   org.banks_per_group = 2;
   org.rows = 6;
   org.columns = 4;
-  const AddressMapping m({"column:1", "pseudo_channel", "stack", "bank_group", "column", "channel", "bank", "sid", "row"},
-                         {"bank_group^row", "bank^column"}, org);
+  const AddressMapping m(
+      {"column:1", "pseudo_channel", "stack", "bank_group", "column", "channel", "bank", "sid", "row"},
+      {"bank_group^row", "bank^column"}, org);
   std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t,
                       std::uint32_t, std::uint32_t>>
       seen;
@@ -149,8 +150,8 @@ TEST(AddressMapping, Errors) {
 }
 
 TEST(AddressMapping, Describe) {
-  const AddressMapping m({"column:2", "pseudo_channel", "channel", "bank_group", "column", "bank", "row"},
-                         {"bank^row"}, hbm3_stack());
+  const AddressMapping m({"column:2", "pseudo_channel", "channel", "bank_group", "column", "bank", "row"}, {"bank^row"},
+                         hbm3_stack());
   EXPECT_EQ(m.describe(), "column:2, pseudo_channel, channel, bank_group, column:3, bank, row; xor bank^row");
 }
 
