@@ -21,8 +21,9 @@
 // on the 1056 B stride of 32 B writes (`sohusim mem --pattern strided:1056 --reads 0
 // --size 32 --refresh off`) pc1 of every channel issues 9 % more ACTs than pc0 for the
 // same traffic shifted, 282.8 GB/s against 325.0 with `oldest` (326.7 with the buses left
-// out). Two turn-taking rules, the one that stepped last or issued last goes last, lock
-// the same way; a seeded random draw does not (tried, 2026-12-04; docs/memory.md).
+// out). Rules tried and dropped (2026-12-04, docs/memory.md): two turn-taking ones (the
+// one that stepped last, or issued last, goes last) also lock one behind; a seeded random
+// draw does not, but slows streams of a few large requests in flight by 3-9 %.
 //
 // Statistics, under the given scope (e.g. "dev0.hbm"):
 //   cycles                               elapsed memory cycles (advance_to keeps it)
