@@ -167,7 +167,7 @@ void DramController::enqueue(const MemRequest& request, const DecodedAddress& at
     next_ = now;
     return;
   }
-  if (request.write != writing_) return;  // waits for the mode switch, which wakes itself
+  if (request.write != writing_) return;                 // waits for the mode switch, which wakes itself
   if (params_.scheduler == SchedulerKind::Fcfs) return;  // only the head matters; it is older
   Cycle e;
   if (hit) {
@@ -190,7 +190,9 @@ bool DramController::wants_writing(Cycle t) const {
   return !(wq == 0 || starving || (rq > 0 && wq <= params_.write_low));
 }
 
-void DramController::update_mode(Cycle t) { writing_ = wants_writing(t); }
+void DramController::update_mode(Cycle t) {
+  writing_ = wants_writing(t);
+}
 
 void DramController::open_row(std::uint32_t b, std::uint32_t row) {
   Bank& bank = banks_[b];
@@ -331,9 +333,15 @@ void DramController::serve(Queue& q, std::size_t position, bool auto_precharge, 
   }
   stats_.busy_cycles += nBL_;
   switch (e.kind) {
-    case Kind::Hit: ++stats_.row_hits; break;
-    case Kind::Miss: ++stats_.row_misses; break;
-    case Kind::Conflict: ++stats_.row_conflicts; break;
+    case Kind::Hit:
+      ++stats_.row_hits;
+      break;
+    case Kind::Miss:
+      ++stats_.row_misses;
+      break;
+    case Kind::Conflict:
+      ++stats_.row_conflicts;
+      break;
   }
   q.erase(position);
   sink_.on_complete(e.request, done);
@@ -349,7 +357,7 @@ Cycle DramController::next_from_banks(std::uint32_t blocked_bank) const {
     const Entry& e = q.at(0);
     if (e.where.bank == blocked_bank) return next;
     const Bank& bank = banks_[e.where.bank];
-    const DramCommand cmd = bank.open_row == e.row      ? column_cmd
+    const DramCommand cmd = bank.open_row == e.row     ? column_cmd
                             : bank.open_row == kClosed ? DramCommand::ACT
                                                        : DramCommand::PRE;
     return timing_.earliest(cmd, e.where);

@@ -16,18 +16,28 @@ using sim::Config;
 using sim::ConfigDiagnostic;
 using sim::Dimension;
 
-bool is_pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+bool is_pow2(std::uint64_t v) {
+  return v != 0 && (v & (v - 1)) == 0;
+}
 
 std::string level_key(const Config& c, DramLevel level) {
   switch (level) {
-    case DramLevel::Stack: return "hbm.stacks";
-    case DramLevel::Channel: return "hbm.org.channels";
-    case DramLevel::PseudoChannel: return "hbm.org.pseudo_channels";
-    case DramLevel::Sid: return "hbm.org.sids";
-    case DramLevel::BankGroup: return "hbm.org.bank_groups";
-    case DramLevel::Bank: return "hbm.org.banks_per_group";
-    case DramLevel::Row: return c.has("hbm.org.rows") ? "hbm.org.rows" : "hbm.org.die_density";
-    case DramLevel::Column: return "hbm.org.columns";
+    case DramLevel::Stack:
+      return "hbm.stacks";
+    case DramLevel::Channel:
+      return "hbm.org.channels";
+    case DramLevel::PseudoChannel:
+      return "hbm.org.pseudo_channels";
+    case DramLevel::Sid:
+      return "hbm.org.sids";
+    case DramLevel::BankGroup:
+      return "hbm.org.bank_groups";
+    case DramLevel::Bank:
+      return "hbm.org.banks_per_group";
+    case DramLevel::Row:
+      return c.has("hbm.org.rows") ? "hbm.org.rows" : "hbm.org.die_density";
+    case DramLevel::Column:
+      return "hbm.org.columns";
   }
   return "hbm.org";
 }
@@ -44,17 +54,18 @@ std::uint64_t derived_rows(const Config& c, std::uint64_t& stack_bytes, std::uin
   stack_bytes = c.get_uint("hbm.org.die_density") * c.get_uint("hbm.org.dies") * (std::uint64_t{1} << 27);
   per_row_set = c.get_uint("hbm.org.channels") * c.get_uint("hbm.org.pseudo_channels") * c.get_uint("hbm.org.sids") *
                 c.get_uint("hbm.org.bank_groups") * c.get_uint("hbm.org.banks_per_group") *
-                c.get_uint("hbm.org.columns") * (c.get_uint("hbm.org.dq_bits") * c.get_uint("hbm.org.burst_length") / 8);
+                c.get_uint("hbm.org.columns") *
+                (c.get_uint("hbm.org.dq_bits") * c.get_uint("hbm.org.burst_length") / 8);
   return per_row_set == 0 ? 0 : stack_bytes / per_row_set;
 }
 
 void check_timings(const Config& c, std::vector<ConfigDiagnostic>& out) {
   const auto v = [&](const char* k) { return c.get_uint(std::string("hbm.timing.") + k); };
   if (v("tRC") < v("tRAS") + v("tRP")) {
-    out.push_back(c.diagnose("hbm.timing.tRC",
-                             "must be at least tRAS + tRP (" + std::to_string(v("tRAS")) + " + " +
-                                 std::to_string(v("tRP")) + ")",
-                             ">= " + std::to_string(v("tRAS") + v("tRP"))));
+    out.push_back(
+        c.diagnose("hbm.timing.tRC",
+                   "must be at least tRAS + tRP (" + std::to_string(v("tRAS")) + " + " + std::to_string(v("tRP")) + ")",
+                   ">= " + std::to_string(v("tRAS") + v("tRP"))));
   }
   if (v("tRAS") < v("tRCDRD")) {
     out.push_back(c.diagnose("hbm.timing.tRAS", "must be at least tRCDRD (" + std::to_string(v("tRCDRD")) + ")",
@@ -136,9 +147,10 @@ void check_geometry(const Config& c, std::vector<ConfigDiagnostic>& out) {
                                "or set hbm.org.rows"));
     }
   }
-  if (!c.has("hbm.timing.tRFCab") && hbm3_trfcab_ns(static_cast<std::uint32_t>(c.get_uint("hbm.org.die_density"))) == 0) {
-    out.push_back(c.diagnose("hbm.org.die_density", "has no tRFCab entry; set hbm.timing.tRFCab",
-                             "8, 16, 24, 32 (Gb per die)"));
+  if (!c.has("hbm.timing.tRFCab") &&
+      hbm3_trfcab_ns(static_cast<std::uint32_t>(c.get_uint("hbm.org.die_density"))) == 0) {
+    out.push_back(
+        c.diagnose("hbm.org.die_density", "has no tRFCab entry; set hbm.timing.tRFCab", "8, 16, 24, 32 (Gb per die)"));
   }
 }
 
@@ -284,8 +296,9 @@ sim::Schema hbm_schema() {
       .enumeration("preset", "default", AddressMapping::preset_names(),
                    "default: stream spread over every pseudo-channel of every stack; RoBaBgCoPcCh: row "
                    "interleaved; single-pc: a stream stays in one pseudo-channel")
-      .strings("fields", {}, "fields from the least significant bit, e.g. [pseudo_channel, channel, column:2, ...]; "
-                             "overrides preset when not empty")
+      .strings("fields", {},
+               "fields from the least significant bit, e.g. [pseudo_channel, channel, column:2, ...]; "
+               "overrides preset when not empty")
       .strings("xor", {}, "XOR pairs target^source, e.g. [bank_group^row]");
 
   schema.add_check([](const Config& c, std::vector<ConfigDiagnostic>& out) {

@@ -191,9 +191,7 @@ class DramController {
   void close_bank(std::uint32_t bank);
   void close_all();
   void serve(Queue& q, std::size_t position, bool auto_precharge, Cycle t);
-  BankCoord bank_coord(std::uint32_t bank) const {
-    return {pc_, bank / spec_banks_per_group_, bank};
-  }
+  BankCoord bank_coord(std::uint32_t bank) const { return {pc_, bank / spec_banks_per_group_, bank}; }
 
   ControllerParams params_;
   ChannelTiming& timing_;
