@@ -23,7 +23,10 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 if [ ! -f "build/$preset/CMakeCache.txt" ]; then
   cmake --preset "$preset" >/dev/null
 fi
-cmake --build --preset "$preset" -j "$jobs" | { grep -v -E '^(\[[0-9]+/[0-9]+\] |ninja: no work to do)' || true; }
+# The main job needs the command-line program only; the suite needs everything.
+targets=()
+[ "$action" = run ] && targets=(--target sohusim_cli)
+cmake --build --preset "$preset" -j "$jobs" "${targets[@]}" | { grep -v -E '^(\[[0-9]+/[0-9]+\] |ninja: no work to do)' || true; }
 
 if [ "$action" = run ]; then
   exec "build/$preset/bin/sohusim" run
