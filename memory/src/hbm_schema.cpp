@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sohusim/memory/address_mapping.hpp"
+#include "sohusim/memory/fast_dram_calibration.hpp"
 #include "sohusim/sim/config.hpp"
 
 namespace sohusim::memory {
@@ -291,6 +292,15 @@ sim::Schema hbm_schema() {
       .uinteger("write_forward_latency", 4, 0, 10000,
                 "cycles for a read served from a queued write to the same address (+ latency)")
       .unit("cycles");
+
+  {
+    // The fast fidelity's calibrated terms (FastDram); defaults are the fitted table.
+    const FastDramCalibration fit = FastDramCalibration::fitted();
+    auto fast = schema.section("hbm.fast", "fast fidelity: calibrated terms (scripts/calibrate_fast_hbm.py fits them)");
+    for (const FastDramCalibration::Term& term : FastDramCalibration::terms()) {
+      fast.real(term.name, fit.*term.value, term.strictly ? 1e-6 : term.least, 1e6, term.description).unit("cycles");
+    }
+  }
 
   schema.section("hbm.mapping", "address mapping: a preset, or an explicit field list (LSB first)")
       .enumeration("preset", "default", AddressMapping::preset_names(),

@@ -41,6 +41,24 @@ class Patterns(unittest.TestCase):
             self.assertGreaterEqual(j["p99_read_latency_ns"], j["avg_read_latency_ns"] * 0.5)
             self.assertEqual(j["fidelity"], fidelity)
 
+    def test_requests_in_flight_that_bound_the_bandwidth_are_named(self):
+        # 4 x 128 requests of 32 B at about 55 ns carry about 300 GB/s (Little's law): the
+        # result says so, with the number in flight that 90 % of peak needs; 4 x 1024 do not.
+        for fidelity in ("detailed", "fast"):
+            few = run_json("--preset", "hbm3-6400", "--fidelity", fidelity, "--size", "32", "--requests", "40000")
+            self.assertEqual(few["bound"], "in_flight", few)
+            self.assertGreater(few["in_flight_needed"], 4 * 128)
+            self.assertLess(few["efficiency"], 0.6)
+            rc, out, _ = run("--preset", "hbm3-6400", "--fidelity", fidelity, "--size", "32", "--requests", "40000")
+            self.assertEqual(rc, 0)
+            self.assertIn("bound by          requests in flight: 512 x 32 B", out)
+            self.assertIn("in flight would reach 90% of peak", out)
+            deep = run_json("--preset", "hbm3-6400", "--fidelity", fidelity, "--size", "32", "--outstanding", "1024",
+                            "--requests", "100000")
+            self.assertEqual(deep["bound"], "memory", deep)
+            self.assertIsNone(deep["in_flight_needed"])
+            self.assertGreater(deep["efficiency"], 0.85)
+
     def test_random_is_activation_bound(self):
         j = run_json("--pattern", "random", "--size", "32", "--requests", "20000", "--outstanding", "256")
         self.assertGreater(j["efficiency"], 0.15)

@@ -326,6 +326,15 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
   const counters::Stat* hit_stat = registry.find("hbm.row_hit_rate");
   const double hit_rate = hit_stat ? hit_stat->value() : std::nan("");
   const std::string what = o.trace_file.empty() ? o.pattern : "trace " + o.trace_file;
+  // Little's law: requests in flight = throughput x latency. When the initiators keep almost
+  // all they may in flight, the bandwidth is what that many requests carry at this latency,
+  // not what the memory can do: say so, with the number in flight that would reach 90 % of
+  // peak at this latency (more, if the latency grows with the load).
+  const double in_flight = static_cast<double>(o.initiators) * o.outstanding;
+  const double mean_in_flight = read_n && sim_s > 0 ? static_cast<double>(completed) / sim_s * avg_read * 1e-9 : 0.0;
+  const bool in_flight_bound =
+      o.trace_file.empty() && bw < 0.85 * peak && mean_in_flight >= 0.85 * in_flight && avg_read > 0;
+  const double needed = in_flight_bound ? std::ceil(0.9 * peak * avg_read * 1e-9 / pattern.request_bytes) : 0.0;
 
   if (o.out.json) {
     nlohmann::json j;
@@ -350,6 +359,8 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
     j["row_hit_rate"] = num(hit_rate);
     j["wall_seconds"] = wall;
     j["requests_per_second"] = wall > 0 ? static_cast<double>(completed) / wall : 0.0;
+    j["bound"] = in_flight_bound ? "in_flight" : "memory";
+    j["in_flight_needed"] = in_flight_bound ? nlohmann::json(needed) : nlohmann::json(nullptr);
     j["ok"] = rc == kOk;
     if (!failure.empty()) j["error"] = failure;
     std::cout << j.dump(2) << '\n';
@@ -371,6 +382,14 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
               << "  row-hit rate      " << 100 * hit_rate << "%\n"
               << "  wall time         " << wall << " s (" << static_cast<double>(completed) / wall / 1e6
               << " M requests/s)\n";
+    if (in_flight_bound) {
+      std::cout << std::setprecision(0) << "  bound by          requests in flight: " << in_flight << " x "
+                << pattern.request_bytes << " B over a mean read latency of " << std::setprecision(1) << avg_read
+                << " ns carry at most " << in_flight * pattern.request_bytes / (avg_read * 1e-9) / 1e9
+                << " GB/s (Little's law); about " << std::setprecision(0) << needed
+                << " in flight would reach 90% of peak at this latency (--initiators x --outstanding)\n"
+                << std::setprecision(2);
+    }
     if (!stats_path.empty()) std::cout << "  stats             " << stats_path << "\n";
     if (!trace_path.empty()) std::cout << "  trace             " << trace_path << " (open in ui.perfetto.dev)\n";
   }
