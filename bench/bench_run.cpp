@@ -71,20 +71,25 @@ Fixture& fixture() {
   return f;
 }
 
-double decode_step(Fixture& f) {
+// One request through runtime, driver, PCIe and the 8 devices.
+workloads::ScenarioResult run_request(Fixture& f, unsigned batch, unsigned prompt, bool decode_only) {
   workloads::ScenarioResult r;
   f.sim->run([&](platform::HostContext& host) {
     workloads::ScenarioOptions so;
-    so.batch = 64;
-    so.prompt = 2048;
+    so.batch = batch;
+    so.prompt = prompt;
     so.gen = 1;
-    so.decode_only = true;
+    so.decode_only = decode_only;
     so.profile_ops = false;
     so.dtype = driver::DType::Fp8E4M3;
     r = workloads::run_scenario(host.runtime(), f.model, so, {0, 1, 2, 3, 4, 5, 6, 7});
   });
   ++f.steps;
-  return r.tpot_seconds * 1e3;
+  return r;
+}
+
+double decode_step(Fixture& f) {
+  return run_request(f, 64, 2048, true).tpot_seconds * 1e3;
 }
 
 // Argument 0: cold (skipped, as it cannot be cold, when a step ran before in this process);
@@ -123,20 +128,7 @@ BENCHMARK(BM_Llama70bDecodeStepSohu8)
 void BM_Llama70bPrefillSohu8(benchmark::State& state) {
   Fixture& f = fixture();
   double simulated = 0;
-  for (auto _ : state) {
-    workloads::ScenarioResult r;
-    f.sim->run([&](platform::HostContext& host) {
-      workloads::ScenarioOptions so;
-      so.batch = 4;
-      so.prompt = 2048;
-      so.gen = 1;
-      so.profile_ops = false;
-      so.dtype = driver::DType::Fp8E4M3;
-      r = workloads::run_scenario(host.runtime(), f.model, so, {0, 1, 2, 3, 4, 5, 6, 7});
-    });
-    ++f.steps;
-    simulated = r.ttft_seconds * 1e3;
-  }
+  for (auto _ : state) simulated = run_request(f, 4, 2048, false).ttft_seconds * 1e3;
   state.counters["simulated_ms"] = simulated;
 }
 BENCHMARK(BM_Llama70bPrefillSohu8)->Iterations(1)->Unit(benchmark::kMillisecond);
