@@ -158,10 +158,10 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
   for (; i < pieces.size() && pieces[i].level == DramLevel::Column; ++i) visit_columns_ *= pieces[i].count;
   stream_rows_.resize(visit_low_);
 
-  // Accesses per activation of a sequential stream: the row visits a stream of 16 rows per
+  // Accesses per activation of a sequential stream: the row visits a stream of 4 rows per
   // pseudo-channel makes, decoded once.
   const std::uint64_t n = std::min<std::uint64_t>(std::min<std::uint64_t>(capacity_bytes() / a, std::uint64_t{1} << 22),
-                                                  std::uint64_t{16} * npcs * org.columns);
+                                                  std::uint64_t{4} * npcs * org.columns);
   std::vector<std::uint32_t> last(std::size_t{npcs} * org.banks_per_pc(), kClosed);
   std::uint64_t activations = 0;
   for (std::uint64_t k = 0; k < n; ++k) {
