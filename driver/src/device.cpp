@@ -750,9 +750,13 @@ void Device::block_for_completion(Queue& q, std::uint64_t deadline_ns, const std
     throw TimeoutError(label() + ": " + what + ": no completion in time (" + state + ")");
   }
   const std::uint64_t left = deadline_ns == 0 ? ~std::uint64_t{0} : deadline_ns - now;
-  // Polling queues, and any wait that involves a command posted without an interrupt, read
-  // the CQ every poll interval.
-  if (q.mode == CompletionMode::Polling || q.no_irq_in_flight > 0) {
+  // Polling queues read the CQ every poll interval; so does a wait on commands posted without
+  // an interrupt when none in flight will raise one. Otherwise the host sleeps until an
+  // interrupt: the queue runs in order, so a command that raises one completes after those
+  // posted before it without (one interrupt per launch, as drivers batch them), and polling
+  // through a whole program would cost the host a wake-up every interval.
+  const bool interrupt_coming = q.in_flight.size() > q.no_irq_in_flight;
+  if (q.mode == CompletionMode::Polling || (q.no_irq_in_flight > 0 && !interrupt_coming)) {
     access_.poll_ns(std::min(left, std::max<std::uint64_t>(costs_.poll_interval_ns, 1)));
     return;
   }

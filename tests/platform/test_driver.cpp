@@ -16,6 +16,7 @@
 
 #include "sohusim/driver/device.hpp"
 #include "sohusim/driver/runtime.hpp"
+#include "sohusim/platform/sim_device_access.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/regmap/sohu_regs.h"
 
@@ -109,6 +110,34 @@ SOHUSIM_SYSTEMC_TEST(PlatformDriver, NopCompletesWithInterruptsAndWithPolling) {
       d.drain(q, 100'000'000);
       EXPECT_EQ(d.outstanding(q), 0u);
     }
+  });
+}
+
+// A launched program posts every command but the last without an interrupt. Waiting for it,
+// the host sleeps until the last one's interrupt (the queue runs in order) instead of polling
+// the CQ every poll interval through the whole program; a command without an interrupt and
+// none after it is still waited for by polling.
+SOHUSIM_SYSTEMC_TEST(PlatformDriver, ABatchWithOneInterruptIsWaitedForWithoutPolling) {
+  Simulator sim(options("sohu-1"));
+  sim.run([&](HostContext& host) {
+    DeviceAccess& a = host.access();
+    auto* sim_access = dynamic_cast<SimDeviceAccess*>(&a);
+    ASSERT_NE(sim_access, nullptr);
+    Device d(a, first_sohu_pf(a));
+    d.probe();
+    d.enable();
+    const std::uint16_t q = d.create_queue(64, CompletionMode::Interrupt);
+    std::vector<driver::Command> batch(40, driver::nop());
+    for (std::size_t i = 0; i + 1 < batch.size(); ++i) batch[i].no_irq();
+    const std::uint64_t polled = sim_access->cpu_poll_ns();
+    d.submit(q, batch, 21);
+    d.drain(q, 100'000'000);
+    EXPECT_EQ(d.outstanding(q), 0u);
+    EXPECT_EQ(sim_access->cpu_poll_ns(), polled) << "the host polled while an interrupt was coming";
+    driver::Command lone = driver::nop();
+    lone.no_irq();
+    d.wait(d.submit(q, lone, 22), 10'000'000);
+    EXPECT_GT(sim_access->cpu_poll_ns(), polled) << "a command without an interrupt is waited for by polling";
   });
 }
 

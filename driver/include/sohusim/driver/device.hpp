@@ -118,7 +118,8 @@ class Device {
   /// A ticket whose completion was already retired (by drain(), or trimmed after thousands
   /// of un-waited successes) returns at once with status 0 and result 0: only successes are
   /// retired unseen. timeout_ns 0 = no limit; otherwise TimeoutError naming queue and cid.
-  /// A command submitted with NO_COMPLETION_IRQ is waited for by polling.
+  /// A command submitted with NO_COMPLETION_IRQ is waited for by polling, unless one that
+  /// raises an interrupt is in flight on the queue (it completes after it: the queue is in order).
   Completion wait(const Ticket& t, std::uint64_t timeout_ns = 0);
   /// Blocks until every command submitted to `qid` completed and retires all its reaped
   /// completions; throws the first error (in completion order), saying how many more failed.
