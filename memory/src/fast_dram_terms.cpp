@@ -14,7 +14,7 @@ const std::vector<FastDramCalibration::Term>& FastDramCalibration::terms() {
       {"switch_act_cost", &C::switch_act_cost, 0.0, false,
        "activation-pipeline cycles per change of direction between single accesses"},
       {"write_switch_cost", &C::write_switch_cost, 0.0, false,
-       "data-bus cycles per bulk write access while reads are in flight"},
+       "cycles per bulk write access while reads are in flight, on the data bus and the activation pipeline"},
       {"stream_act_cost", &C::stream_act_cost, 0.0, false, "data-bus cycles a bulk transfer loses per activation"},
   };
   return list;

@@ -17,7 +17,7 @@ struct FastDramCalibration {
   double act_gap = 6.0;            // cycles between a pseudo-channel's activations
   double switch_bus_cost = 0.0;    // data-bus cycles per change of direction between single accesses
   double switch_act_cost = 0.0;    // activation-pipeline cycles per change of direction, likewise
-  double write_switch_cost = 0.0;  // data-bus cycles per bulk write access while reads are in flight
+  double write_switch_cost = 0.0;  // cycles per bulk write access among reads, on both servers
   double stream_act_cost = 0.0;    // data-bus cycles a bulk transfer loses per activation
 
   struct Term {
