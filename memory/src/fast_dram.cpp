@@ -158,22 +158,6 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
   for (; i < pieces.size() && pieces[i].level == DramLevel::Column; ++i) visit_columns_ *= pieces[i].count;
   stream_rows_.resize(visit_low_);
 
-  // Accesses per activation of a sequential stream: the row visits a stream of 4 rows per
-  // pseudo-channel makes, decoded once.
-  const std::uint64_t n = std::min<std::uint64_t>(std::min<std::uint64_t>(capacity_bytes() / a, std::uint64_t{1} << 22),
-                                                  std::uint64_t{4} * npcs * org.columns);
-  std::vector<std::uint32_t> last(std::size_t{npcs} * org.banks_per_pc(), kClosed);
-  std::uint64_t activations = 0;
-  for (std::uint64_t k = 0; k < n; ++k) {
-    const DecodedAddress d = mapping_.decode(k * a);
-    const std::size_t b = std::size_t{pc_index(d)} * org.banks_per_pc() +
-                          (d.sid * org.bank_groups + d.bank_group) * org.banks_per_group + d.bank;
-    if (last[b] != d.row) {
-      last[b] = d.row;
-      ++activations;
-    }
-  }
-  accesses_per_act_ = activations == 0 ? static_cast<double>(n) : static_cast<double>(n) / activations;
 }
 
 FastDram::~FastDram() = default;

@@ -192,7 +192,6 @@ TEST(FastDram, ActivationsOfABulkStreamComeFromTheMapping) {
   Fixture f;
   // The default mapping walks a whole row of a bank before the next: 32 accesses of a
   // pseudo-channel per activation.
-  EXPECT_DOUBLE_EQ(f.mem->stream_accesses_per_activation(), 32.0);
   f.mem->enqueue_bulk(0, 1 << 20, false, 1);
   f.run();
   EXPECT_EQ(f.stat("act"), 1024 / 32);

@@ -11,10 +11,11 @@
 //
 // The cost of a request is a small constant, whatever it is:
 //   - a single access: O(1) (its bank's row state, two servers, one completion on a heap);
-//   - a bulk transfer: O(1) for the whole mapping groups it covers (every pseudo-channel gets
-//     the same share, and the servers of all pseudo-channels are charged at once through a
-//     lazy max-plus offset, FastDram::Lanes), plus O(pseudo-channels) for a partial group at
-//     either end.
+//   - a bulk transfer of two mapping groups or more: O(1). Every pseudo-channel gets the same
+//     share (whole groups exactly, the partial groups at the ends spread), and the servers of
+//     all pseudo-channels are charged at once through a lazy max-plus offset (Lanes);
+//   - a smaller bulk transfer: its runs (accesses of one row of one pseudo-channel), each
+//     booked as a single access is.
 //
 // What each access is charged (the terms; docs/memory-frontend.md states them with their
 // fitted values and the residuals of the fit):
@@ -32,9 +33,13 @@
 //   - activations: a pseudo-channel's activations are spaced `act_gap` cycles apart (tFAW / 4
 //     and tRRD in the standard, and the row bus the two pseudo-channels of a channel share),
 //     so random traffic is activation-bound;
-//   - bulk transfers: per pseudo-channel, their accesses on the data bus plus
-//     `stream_act_cost` bus cycles per activation, the activations counted from the mapping
-//     (accesses per row visit of a sequential stream, measured once at construction);
+//   - bulk transfers (two groups or more): per pseudo-channel, their accesses on the data bus
+//     plus `stream_act_cost` bus cycles per activation; the activations are the row visits of
+//     the groups they touch (from the mapping's digits above the pseudo-channel ones), less
+//     those a transfer before left open (per low digit, the last eight row visits);
+//   - writes: a write waits in the write buffer while reads are queued in its pseudo-channel,
+//     until their columns have issued or the buffer reaches write_high; then the buffered
+//     writes are booked as a batch (down to write_low if reads wait, all otherwise);
 //   - refresh: all-bank, a blackout of tRP + tRFCab every tREFI for single accesses, the same
 //     share as a duty cycle for bulk transfers, rows closed after each; per-bank, each bank
 //     blacked out tRFCpb once per tREFI in a fixed rotation and each REFpb holding the
@@ -45,7 +50,8 @@
 //     that row's precharge, is a hit in it (served before the precharge). FCFS:
 //     an access's commands wait for the column command of the access booked before it in its
 //     pseudo-channel;
-//   - back-pressure: an access holds its controller queue entry until its column command;
+//   - back-pressure: an access holds its controller queue entry until its column command, a
+//     buffered write until it is booked;
 //   - completion: the last data beat plus hbm.controller.latency.
 //
 // What it cannot see (the detailed model can): which request a scheduler picks from its
@@ -106,9 +112,6 @@ class FastDram final : public MemoryBackend {
   const DramSpec& spec() const { return spec_; }
   const AddressMapping& mapping() const { return mapping_; }
   const FastDramParams& params() const { return params_; }
-  // Accesses per activation of a sequential stream in one pseudo-channel, from the mapping.
-  double stream_accesses_per_activation() const { return accesses_per_act_; }
-
   // The end of work needing `cost` cycles from `from` that loses `window` cycles at every
   // refresh it reaches (the first at `first`, then one every `interval`), in closed form.
   static Cycle stretched_by_refreshes(Cycle from, Cycle cost, Cycle first, Cycle interval, Cycle window);
@@ -243,7 +246,6 @@ class FastDram final : public MemoryBackend {
   // visit of the row a bulk transfer left open costs none); remembers the rows it leaves open
   // until `until`.
   std::uint64_t activations(std::uint64_t u0, std::uint64_t u1, Cycle arrival, Cycle until);
-  double accesses_per_act_ = 32;
   double act_carry_ = 0;             // fractional activations of uniform bulk transfers, not counted yet
   std::uint64_t carry_[2] = {0, 0};  // [write]: their accesses not counted yet (fewer than the pseudo-channels)
   Cycle bulk_reads_until_ = 0;       // bulk reads complete by then
