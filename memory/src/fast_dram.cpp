@@ -157,7 +157,6 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
   for (; i < pieces.size() && pieces[i].level != DramLevel::Column; ++i) visit_low_ *= pieces[i].count;
   for (; i < pieces.size() && pieces[i].level == DramLevel::Column; ++i) visit_columns_ *= pieces[i].count;
   stream_rows_.resize(visit_low_);
-
 }
 
 FastDram::~FastDram() = default;
