@@ -17,8 +17,9 @@
 //   - a smaller bulk transfer: its runs (accesses of one row of one pseudo-channel), each
 //     booked as a single access is.
 //
-// What each access is charged (the terms; docs/memory-frontend.md states them with their
-// fitted values and the residuals of the fit):
+// What each access is charged (docs/memory-frontend.md states the terms; the fitted values and
+// the residuals of the fit are in memory/src/fast_dram_calibration.cpp, and `sohusim config
+// schema` shows them as the hbm.fast.* defaults):
 //   - data bus: max(nBL, tCCD_S) cycles per access. Read/write turnarounds, which the
 //     controller pays once per write batch, as averages: a single access whose direction
 //     differs from the one booked before it in its pseudo-channel adds `switch_bus_cost` to
