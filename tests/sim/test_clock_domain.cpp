@@ -2,6 +2,7 @@
 // Pure sc_time arithmetic, no kernel elaboration, so these run in the test process itself.
 #include "sohusim/sim/clock_domain.hpp"
 #include "sohusim/sim/sim_time.hpp"
+#include "systemc_test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -43,8 +44,10 @@ TEST(ClockSimTime, DifferentResolutionAlreadySetIsAClearError) {
           sohusim::sim::ensure_time_resolution();
         } catch (const std::logic_error& e) {
           std::cerr << "caught: " << e.what() << std::endl;
+          sohusim::test::register_main_stack_as_leak_root();  // it exits from inside the test
           std::exit(3);
         }
+        sohusim::test::register_main_stack_as_leak_root();
         std::exit(0);
       },
       ::testing::ExitedWithCode(3), "caught: .*1 ps.*already uses 1 ns");
