@@ -113,10 +113,11 @@ def current_table():
 
 def write_table(sets, res):
     lines = ["// The fast HBM model's calibration table. Written by scripts/calibrate_fast_hbm.py from",
-             "// runs of both fidelities (sohusim mem --preset hbm3-6400); do not edit by hand: run the",
-             "// script again. Fast against detailed bandwidth on the fitted cases:"]
-    for name, args in CASES:
-        lines.append("//   %-22s %+6.1f %%   %s" % (name, res[name], args))
+             "// runs of both fidelities (sohusim mem); do not edit by hand: run the",
+             "// script again. Fast against detailed bandwidth on the fitted cases (their arguments are the",
+             "// script's CASES):"]
+    for name, _ in CASES:
+        lines.append("//   %-22s %+6.1f %%" % (name, res[name]))
     lines += ["#include \"sohusim/memory/fast_dram_calibration.hpp\"", "", "namespace sohusim::memory {", "",
               "FastDramCalibration FastDramCalibration::fitted() {", "  FastDramCalibration c;"]
     lines += ["  c.%s = %s;" % (t, repr(round(sets[t], 4))) for t in TERMS]

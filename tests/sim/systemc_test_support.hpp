@@ -79,6 +79,17 @@ void __lsan_register_root_region(const void* p, std::size_t size) __attribute__(
 
 namespace sohusim::test {
 
+/// The calling (main) thread's stack: its lowest address and size.
+inline bool main_stack_bounds(void*& bottom, std::size_t& size) {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) {
+    return false;
+  }
+  const int rc = pthread_attr_getstack(&attr, &bottom, &size);
+  pthread_attr_destroy(&attr);
+  return rc == 0;
+}
+
 /// Tells AddressSanitizer again where the main thread's stack is.
 ///
 /// Debian's libsystemc runs SC_THREADs as QuickThreads coroutines and announces each
@@ -90,18 +101,10 @@ namespace sohusim::test {
 /// leaked. Announcing a switch to the real main stack while on it puts the bounds right.
 /// Does nothing without ASan.
 inline void resync_sanitizer_main_stack() {
-  if (__sanitizer_start_switch_fiber == nullptr || __sanitizer_finish_switch_fiber == nullptr) {
-    return;
-  }
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) {
-    return;
-  }
   void* bottom = nullptr;
   std::size_t size = 0;
-  const int rc = pthread_attr_getstack(&attr, &bottom, &size);
-  pthread_attr_destroy(&attr);
-  if (rc != 0) {
+  if (__sanitizer_start_switch_fiber == nullptr || __sanitizer_finish_switch_fiber == nullptr ||
+      !main_stack_bounds(bottom, size)) {
     return;
   }
   void* fake_stack = nullptr;
@@ -118,18 +121,9 @@ inline void resync_sanitizer_main_stack() {
 /// running gtest Test is referenced from the main stack only: registering that stack's live
 /// frames as a root region keeps it found. Does nothing without ASan.
 inline void register_main_stack_as_leak_root() {
-  if (__lsan_register_root_region == nullptr) {
-    return;
-  }
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) {
-    return;
-  }
   void* bottom = nullptr;
   std::size_t size = 0;
-  const int rc = pthread_attr_getstack(&attr, &bottom, &size);
-  pthread_attr_destroy(&attr);
-  if (rc != 0) {
+  if (__lsan_register_root_region == nullptr || !main_stack_bounds(bottom, size)) {
     return;
   }
   const char here = 0;
