@@ -23,6 +23,7 @@ nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : 
 
 struct Distribution::Impl {
   std::variant<LinearHist, LogHist> hist;
+  std::vector<double> edges;  // the axis' bucket edges, buckets + 1 of them, ascending
 };
 
 Distribution::Distribution(std::string name, std::string unit, std::string description,
@@ -34,17 +35,26 @@ Distribution::Distribution(std::string name, std::string unit, std::string descr
                                 "': bucket spec needs buckets > 0, hi > lo, and lo > 0 for a log scale");
   }
   if (spec.scale == DistributionSpec::Scale::Linear) {
-    impl_ = std::make_unique<Impl>(Impl{bh::make_histogram(LinearAxis(spec.buckets, spec.lo, spec.hi))});
+    impl_ = std::make_unique<Impl>(Impl{bh::make_histogram(LinearAxis(spec.buckets, spec.lo, spec.hi)), {}});
   } else {
-    impl_ = std::make_unique<Impl>(Impl{bh::make_histogram(LogAxis(spec.buckets, spec.lo, spec.hi))});
+    impl_ = std::make_unique<Impl>(Impl{bh::make_histogram(LogAxis(spec.buckets, spec.lo, spec.hi)), {}});
   }
+  std::visit(
+      [&](const auto& h) {
+        const auto& axis = h.axis();
+        for (int i = 0; i <= axis.size(); ++i) impl_->edges.push_back(axis.value(i));
+      },
+      impl_->hist);
 }
 
 Distribution::~Distribution() = default;
 
 void Distribution::sample(double v, std::uint64_t weight) {
   if (weight == 0 || std::isnan(v)) return;
-  std::visit([&](auto& h) { h(v, bh::weight(static_cast<double>(weight))); }, impl_->hist);
+  // Bucket i holds [edges[i], edges[i+1]); -1 is the underflow bucket, buckets() the overflow.
+  const std::vector<double>& e = impl_->edges;
+  const int i = static_cast<int>(std::upper_bound(e.begin(), e.end(), v) - e.begin()) - 1;
+  std::visit([&](auto& h) { h.at(i) += static_cast<double>(weight); }, impl_->hist);
   if (count_ == 0) {
     min_ = max_ = v;
   } else {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "sohusim/counters/distribution.hpp"
 
@@ -59,4 +60,38 @@ TEST(Distribution, BadSpecIsRejected) {
   EXPECT_THROW(Distribution("x", "1", "x", DistributionSpec::log(0, 10, 10)), std::invalid_argument);
   EXPECT_THROW(Distribution("x", "1", "x", DistributionSpec::linear(5, 5, 10)), std::invalid_argument);
   EXPECT_THROW(Distribution("x", "1", "x", DistributionSpec::linear(0, 5, 0)), std::invalid_argument);
+}
+
+// Each sample lands in the bucket whose reported [lo, hi) holds it: values on the edges, just
+// below them; those below the first edge (zero and negative ones on a log axis too) in the
+// underflow bucket.
+TEST(Distribution, EachSampleIsInTheBucketThatHoldsIt) {
+  for (const DistributionSpec spec : {DistributionSpec::log(1, 1e6, 60), DistributionSpec::linear(0, 100, 7)}) {
+    Distribution d("x", "1", "x", spec);
+    std::vector<double> values = {0.0, -3.0, 1e12, spec.lo, spec.hi};
+    {
+      Distribution probe("p", "1", "p", spec);
+      for (double v = spec.lo; v < spec.hi; v = v * 1.37 + 0.3) probe.sample(v);
+      for (const auto& b : probe.buckets()) {
+        if (std::isfinite(b.lo)) values.push_back(b.lo), values.push_back(std::nextafter(b.lo, -1e300));
+      }
+    }
+    for (double v : values) {
+      Distribution one("one", "1", "one", spec);
+      one.sample(v, 2);
+      const auto b = one.buckets();
+      ASSERT_EQ(b.size(), 1U) << v;
+      EXPECT_EQ(b[0].count, 2U);
+      if (v < spec.lo) {
+        EXPECT_EQ(b[0].hi, spec.lo) << v;  // the underflow bucket (a log axis reports its lo as 0)
+      } else {
+        EXPECT_LE(b[0].lo, v) << v;
+        EXPECT_GT(b[0].hi, v) << v;
+      }
+      d.sample(v);
+    }
+    std::uint64_t total = 0;
+    for (const auto& b : d.buckets()) total += b.count;
+    EXPECT_EQ(total, values.size());
+  }
 }

@@ -41,7 +41,7 @@
 // Data types: weights, activations and the KV cache are all in the run's data type; GEMMs
 // accumulate in FP32 (the device's rule).
 #include <cstdint>
-#include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -57,7 +57,7 @@ struct Region {
 };
 
 struct MemoryPlan {
-  std::map<std::string, Region> regions;  // tensor name -> region
+  std::unordered_map<std::string, Region> regions;  // tensor name -> region
   std::uint64_t weight_bytes = 0, kv_bytes = 0, activation_bytes = 0, total_bytes = 0;
   std::uint64_t base = 0;                                  // device address of the block once allocated
   std::uint64_t address(const std::string& tensor) const;  // base + offset; throws naming the tensor
