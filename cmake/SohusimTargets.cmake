@@ -22,7 +22,7 @@ endif()
 # with public headers under <folder>/include (installed as include/sohusim/<folder>).
 function(sohusim_add_library folder)
   cmake_parse_arguments(ARG "" "" "DEPS;PRIVATE_DEPS" ${ARGN})
-  file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
+  file(GLOB_RECURSE _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
   if(NOT _srcs)
     return()  # a layer with no sources yet defines no target
   endif()

@@ -2,7 +2,7 @@
 
 namespace sohusim::driver {
 
-DeviceClockSampler::DeviceClockSampler(Device& device, const counters::ClockSync::Options& options)
+DeviceClockSampler::DeviceClockSampler(Device& device, const profiler::ClockSync::Options& options)
     : device_(device), sync_(options) {}
 
 DeviceClockSample DeviceClockSampler::read() {

@@ -221,7 +221,7 @@ PairedCommands pair_commands(const std::vector<CapturedRecord>& records) {
   return out;
 }
 
-void align_commands(std::vector<CommandRecord>& commands, const counters::ClockFit& fit) {
+void align_commands(std::vector<CommandRecord>& commands, const profiler::ClockFit& fit) {
   for (CommandRecord& c : commands) {
     c.host_start_ns = fit.to_local(static_cast<std::int64_t>(c.device_start_ns));
     c.host_end_ns = fit.to_local(static_cast<std::int64_t>(c.device_end_ns));
@@ -229,8 +229,8 @@ void align_commands(std::vector<CommandRecord>& commands, const counters::ClockF
   }
 }
 
-std::vector<counters::CommandStat> command_stats(const std::vector<CommandRecord>& commands, const std::string& place) {
-  std::vector<counters::CommandStat> out;
+std::vector<profiler::CommandStat> command_stats(const std::vector<CommandRecord>& commands, const std::string& place) {
+  std::vector<profiler::CommandStat> out;
   if (commands.empty()) return out;
   std::vector<double> all;
   std::map<std::uint16_t, std::vector<double>> by_opcode;
@@ -239,9 +239,9 @@ std::vector<counters::CommandStat> command_stats(const std::vector<CommandRecord
     all.push_back(d);
     by_opcode[c.opcode].push_back(d);
   }
-  out.push_back(counters::command_stat(place, "start_to_complete", std::move(all)));
+  out.push_back(profiler::command_stat(place, "start_to_complete", std::move(all)));
   for (auto& [op, v] : by_opcode)
-    out.push_back(counters::command_stat(place, opcode_name(static_cast<std::uint8_t>(op)), std::move(v)));
+    out.push_back(profiler::command_stat(place, opcode_name(static_cast<std::uint8_t>(op)), std::move(v)));
   return out;
 }
 

@@ -11,8 +11,8 @@
 
 #include "sohusim/counters/sampler_trace_sink.hpp"
 #include "sohusim/counters/trace_writer.hpp"
-#include "sohusim/platform/command_profile.hpp"
-#include "sohusim/platform/profile_sampler.hpp"
+#include "sohusim/platform/profiling/command_profile.hpp"
+#include "sohusim/platform/profiling/profile_sampler.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/sim/sim_time.hpp"
 

@@ -18,7 +18,7 @@
 #include "counters/perfetto_decode.hpp"
 #include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
-#include "sohusim/platform/capture_session.hpp"
+#include "sohusim/platform/profiling/capture_session.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/workloads/scenario.hpp"
@@ -162,7 +162,7 @@ SOHUSIM_SYSTEMC_TEST(CaptureSession, AnotherHostsDevicesAreDrawnOnHost0sClock) {
     sim.close_trace();
   }
   ASSERT_EQ(alignment.fits.count(1), 1u);
-  const counters::ClockFit& f = alignment.fits.at(1);
+  const profiler::ClockFit& f = alignment.fits.at(1);
   const double offset_ns = f.offset_ns(f.last_local_ns);
   std::printf(
       "[aligned 2 hosts] host1 against host0: %.3f ppm, offset %.6f s, over %zu points; %zu commands, "

@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "sohusim/counters/clock_sync.hpp"
+#include "sohusim/profiler/clock_sync.hpp"
 #include "sohusim/driver/clock_sampler.hpp"
 #include "sohusim/driver/device.hpp"
 #include "sohusim/models/host_clock.hpp"
 #include "sohusim/models/timestamp_counter.hpp"
-#include "sohusim/platform/clock_ping.hpp"
+#include "sohusim/platform/profiling/clock_ping.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/platform/system_spec.hpp"
@@ -30,8 +30,8 @@
 namespace sohusim::platform::test {
 namespace {
 
-using counters::ClockFit;
-using counters::ClockSync;
+using profiler::ClockFit;
+using profiler::ClockSync;
 using driver::DeviceAccess;
 
 std::string system_file() {

@@ -2,17 +2,17 @@
 // HBM-bound, a large prefill GEMM compute-bound, a request of tiny steps with a host sync
 // after each latency-bound, a weight upload PCIe-bound, an all-reduce over slow links
 // interconnect-bound. The profile comes from build_run_profile (ops from the device's
-// stamps, windows from the counter sampler) and the verdicts from counters::analyze.
+// stamps, windows from the counter sampler) and the verdicts from profiler::analyze.
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "platform_test_support.hpp"
-#include "sohusim/counters/analysis.hpp"
+#include "sohusim/profiler/analysis.hpp"
 #include "sohusim/models/host_agent.hpp"
-#include "sohusim/platform/command_profile.hpp"
-#include "sohusim/platform/profile_sampler.hpp"
-#include "sohusim/platform/run_profile.hpp"
+#include "sohusim/platform/profiling/command_profile.hpp"
+#include "sohusim/platform/profiling/profile_sampler.hpp"
+#include "sohusim/platform/profiling/run_profile.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/workloads/model_config.hpp"
@@ -20,14 +20,14 @@
 
 using namespace sohusim;
 using namespace sohusim::platform;
-using counters::Resource;
-using counters::Verdict;
+using profiler::Resource;
+using profiler::Verdict;
 
 namespace {
 
 struct Profiled {
-  counters::RunProfile profile;
-  counters::Analysis analysis;
+  profiler::RunProfile profile;
+  profiler::Analysis analysis;
   double simulated_s = 0;
 };
 
@@ -59,12 +59,12 @@ Profiled profile_of(const Request& q) {
     results[host.host_index()] = workloads::run_scenario(host.runtime(), m, so, c2c);
   });
   p.profile = build_run_profile(sim, results, q.dtype);
-  p.analysis = counters::analyze(p.profile);
+  p.analysis = profiler::analyze(p.profile);
   return p;
 }
 
-const counters::OpAnalysis& op_named(const Profiled& p, const std::string& name) {
-  for (const counters::OpRecord& op : p.profile.ops) {
+const profiler::OpAnalysis& op_named(const Profiled& p, const std::string& name) {
+  for (const profiler::OpRecord& op : p.profile.ops) {
     if (op.name == name) return p.analysis.ops[op.id];
   }
   throw std::runtime_error("no op " + name);
@@ -72,11 +72,11 @@ const counters::OpAnalysis& op_named(const Profiled& p, const std::string& name)
 
 // The analysis of dev0's kind of command `name` (a shape, "GEMM 1x4096x28672 fp8_e4m3"), or
 // with `prefix`, of the one of most total time whose name starts so.
-const counters::CommandAnalysis& command_named(const Profiled& p, const std::string& name, bool prefix = false) {
-  const counters::CommandAnalysis* best = nullptr;
+const profiler::CommandAnalysis& command_named(const Profiled& p, const std::string& name, bool prefix = false) {
+  const profiler::CommandAnalysis* best = nullptr;
   double best_total = -1;
-  for (const counters::CommandAnalysis& c : p.analysis.commands) {
-    const counters::CommandStat& row = p.profile.commands[c.row];
+  for (const profiler::CommandAnalysis& c : p.analysis.commands) {
+    const profiler::CommandStat& row = p.profile.commands[c.row];
     if (row.place != "dev0" || (prefix ? row.name.rfind(name, 0) != 0 : row.name != name)) continue;
     if (row.count * row.mean > best_total) {
       best = &c;
@@ -87,19 +87,19 @@ const counters::CommandAnalysis& command_named(const Profiled& p, const std::str
   return *best;
 }
 
-std::string describe(const Profiled& p, const counters::CommandAnalysis& a) {
-  const counters::CommandStat& row = p.profile.commands[a.row];
+std::string describe(const Profiled& p, const profiler::CommandAnalysis& a) {
+  const profiler::CommandStat& row = p.profile.commands[a.row];
   std::ostringstream s;
-  s << row.name << " " << row.count << " x " << row.mean << " ns: " << counters::verdict_name(a.verdict) << ", top "
-    << counters::resource_name(a.top) << " at " << a.top_sol * 100 << " %";
+  s << row.name << " " << row.count << " x " << row.mean << " ns: " << profiler::verdict_name(a.verdict) << ", top "
+    << profiler::resource_name(a.top) << " at " << a.top_sol * 100 << " %";
   return s.str();
 }
 
-std::string describe(const Profiled& p, const counters::OpAnalysis& a) {
-  const counters::OpRecord& op = p.profile.ops[a.op];
+std::string describe(const Profiled& p, const profiler::OpAnalysis& a) {
+  const profiler::OpRecord& op = p.profile.ops[a.op];
   std::ostringstream s;
-  s << op.name << " " << op.duration_ns << " ns: " << counters::verdict_name(a.verdict) << ", top "
-    << counters::resource_name(a.top) << " at " << a.top_sol * 100 << " %";
+  s << op.name << " " << op.duration_ns << " ns: " << profiler::verdict_name(a.verdict) << ", top "
+    << profiler::resource_name(a.top) << " at " << a.top_sol * 100 << " %";
   return s.str();
 }
 
@@ -118,7 +118,7 @@ TEST(Profiler, CommandProfileGroupsByShapeWithTheirWork) {
   c.observe(1, models::make_attention(0, 0, 0, 0, 2, 1, 300, 8, 2, 64, DataType::BF16, false), 5000, w);
   c.observe(7, models::make_nop(), 1000, w);  // no such device: ignored
   EXPECT_EQ(c.commands(), 4u);
-  const std::vector<counters::CommandStat> rows = c.rows();
+  const std::vector<profiler::CommandStat> rows = c.rows();
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].place, "dev0");
   EXPECT_EQ(rows[0].name, "GEMM 1x64x32 fp8_e4m3");  // most total time first
@@ -136,22 +136,22 @@ TEST(Profiler, BatchOneDecodeGemvIsHbmBoundAndPrefillGemmComputeBound) {
   q.prompt = 1024;
   const Profiled p = profile_of(q);
   // Decode: x[1 x 4096] W[4096 x 28672]: 117 MB of FP8 weights for 235 MFLOP.
-  const counters::OpAnalysis& gemv = op_named(p, "decode.L5.mlp.gate_up_proj");
+  const profiler::OpAnalysis& gemv = op_named(p, "decode.L5.mlp.gate_up_proj");
   EXPECT_EQ(gemv.verdict, Verdict::Hbm) << describe(p, gemv);
   EXPECT_GT(gemv.sol[static_cast<unsigned>(Resource::Hbm)], 0.5) << describe(p, gemv);
   EXPECT_LT(gemv.roofline.intensity_hbm, gemv.roofline.ridge_hbm);
   // Prefill: 1024 rows through the same weight: 60 GFLOP, intensity ~1000 FLOP/B.
-  const counters::OpAnalysis& gemm = op_named(p, "prefill.L5.mlp.gate_up_proj");
+  const profiler::OpAnalysis& gemm = op_named(p, "prefill.L5.mlp.gate_up_proj");
   EXPECT_EQ(gemm.verdict, Verdict::Compute) << describe(p, gemm);
   EXPECT_GT(gemm.roofline.intensity_hbm, gemm.roofline.ridge_hbm);
   EXPECT_LE(gemm.roofline.achieved, gemm.roofline.attainable * 1.0001);
   // The same per kind of command (every layer's commands of one shape, with the work the
   // executor measured): the GEMV shape HBM-bound, the prefill GEMM's compute-bound.
-  const counters::CommandAnalysis& gemv_cmd = command_named(p, "GEMM 1x4096x28672 fp8_e4m3");
+  const profiler::CommandAnalysis& gemv_cmd = command_named(p, "GEMM 1x4096x28672 fp8_e4m3");
   EXPECT_EQ(gemv_cmd.verdict, Verdict::Hbm) << describe(p, gemv_cmd);
   EXPECT_GT(gemv_cmd.sol[static_cast<unsigned>(Resource::Hbm)], 0.5) << describe(p, gemv_cmd);
   EXPECT_LT(gemv_cmd.sol[static_cast<unsigned>(Resource::Compute)], 0.05) << describe(p, gemv_cmd);
-  const counters::CommandAnalysis& gemm_cmd = command_named(p, "GEMM 1024x4096x28672 fp8_e4m3");
+  const profiler::CommandAnalysis& gemm_cmd = command_named(p, "GEMM 1024x4096x28672 fp8_e4m3");
   EXPECT_EQ(gemm_cmd.verdict, Verdict::Compute) << describe(p, gemm_cmd);
   EXPECT_EQ(p.profile.commands[gemm_cmd.row].count, 32);  // one per layer
   std::printf("[per-command] %s\n[per-command] %s\n", describe(p, gemv_cmd).c_str(), describe(p, gemm_cmd).c_str());
@@ -160,18 +160,18 @@ TEST(Profiler, BatchOneDecodeGemvIsHbmBoundAndPrefillGemmComputeBound) {
   EXPECT_FALSE(p.profile.windows.empty());
   EXPECT_FALSE(p.profile.commands.empty());
   ASSERT_FALSE(p.analysis.places.empty());
-  const counters::StallBuckets& b = p.analysis.places[0].stalls;
+  const profiler::StallBuckets& b = p.analysis.places[0].stalls;
   EXPECT_GT(b.busy_useful, 0);
   EXPECT_GT(b.idle, 0);
   double sum = 0;
-  for (unsigned v = 0; v < counters::kVerdicts; ++v) sum += p.analysis.verdict_share(static_cast<Verdict>(v));
+  for (unsigned v = 0; v < profiler::kVerdicts; ++v) sum += p.analysis.verdict_share(static_cast<Verdict>(v));
   EXPECT_NEAR(sum, 1.0, 1e-9);
   // Per op, the engines' buckets from the counters at the op's two TIMESTAMP commands: they
   // account for the engines' cycles over the op, and say the same as the verdicts do.
-  const counters::OpRecord& gemv_op = p.profile.ops[gemv.op];
-  const counters::OpRecord& gemm_op = p.profile.ops[gemm.op];
-  for (const counters::OpRecord* op : {&gemv_op, &gemm_op}) {
-    const counters::StallBuckets& s = op->stalls;
+  const profiler::OpRecord& gemv_op = p.profile.ops[gemv.op];
+  const profiler::OpRecord& gemm_op = p.profile.ops[gemm.op];
+  for (const profiler::OpRecord* op : {&gemv_op, &gemm_op}) {
+    const profiler::StallBuckets& s = op->stalls;
     ASSERT_GT(s.total(), 0) << op->name << " has no buckets";
     std::printf(
         "[per-op] %-28s %9.0f ns: useful %.3f padding %.3f overhead %.3f wait HBM %.3f wait SRAM %.3f "
@@ -211,7 +211,7 @@ TEST(Profiler, BatchOneDecodeGemvIsHbmBoundAndPrefillGemmComputeBound) {
   EXPECT_GT(gemv.roofline.intensity_sram, 0);
   EXPECT_GT(gemm.roofline.intensity_sram, 0);
   // Ops of steps without stamps (decode.step<n>) have neither.
-  for (const counters::OpRecord& op : p.profile.ops) {
+  for (const profiler::OpRecord& op : p.profile.ops) {
     if (op.kind == "step") {
       EXPECT_EQ(op.stalls.total(), 0) << op.name;
       EXPECT_EQ(op.work[static_cast<unsigned>(Resource::Sram)], 0) << op.name;
@@ -227,7 +227,7 @@ TEST(Profiler, TinyStepsWithAHostSyncEachAreLatencyBound) {
   const Profiled p = profile_of(q);
   EXPECT_EQ(p.analysis.run_verdict, Verdict::Latency) << "latency share " << p.analysis.verdict_share(Verdict::Latency);
   std::size_t gaps = 0;
-  for (const counters::Finding& f : p.analysis.findings) gaps += f.detector == "launch_gap";
+  for (const profiler::Finding& f : p.analysis.findings) gaps += f.detector == "launch_gap";
   EXPECT_GT(gaps, 0u);
 }
 
@@ -238,10 +238,10 @@ TEST(Profiler, WeightUploadIsPcieBound) {
   q.gen = 1;
   q.upload = true;
   const Profiled p = profile_of(q);
-  const counters::OpAnalysis& up = op_named(p, "load.weight_upload.dev0");
+  const profiler::OpAnalysis& up = op_named(p, "load.weight_upload.dev0");
   EXPECT_EQ(up.verdict, Verdict::Pcie) << describe(p, up);
   EXPECT_EQ(p.analysis.run_verdict, Verdict::Pcie);
-  const counters::CommandAnalysis& copy = command_named(p, "DMA_COPY host->hbm", true);
+  const profiler::CommandAnalysis& copy = command_named(p, "DMA_COPY host->hbm", true);
   EXPECT_EQ(copy.verdict, Verdict::Pcie) << describe(p, copy);
   EXPECT_EQ(copy.top, Resource::PcieH2d) << describe(p, copy);
 }
@@ -255,9 +255,9 @@ TEST(Profiler, AllReduceOverSlowLinksIsInterconnectBound) {
   q.batch = 8;
   q.sets = {"device.c2c.bandwidth=2 GB/s"};
   const Profiled p = profile_of(q);
-  const counters::OpAnalysis& ar = op_named(p, "decode.L3.mlp.allreduce");
+  const profiler::OpAnalysis& ar = op_named(p, "decode.L3.mlp.allreduce");
   EXPECT_EQ(ar.verdict, Verdict::Interconnect) << describe(p, ar);
-  const counters::CommandAnalysis& coll = command_named(p, "COLLECTIVE", true);
+  const profiler::CommandAnalysis& coll = command_named(p, "COLLECTIVE", true);
   EXPECT_EQ(coll.verdict, Verdict::Interconnect) << describe(p, coll);
 }
 
@@ -276,9 +276,9 @@ TEST(Profiler, SamplerWindowsTileTheRunAndConserveTheCounts) {
   ASSERT_NE(s, nullptr);
   EXPECT_GT(s->interval_ns(), 100u) << "the interval doubles when samples pile up";
   EXPECT_LE(s->samples(), 4097u);
-  const std::vector<counters::Window> w = s->windows();
+  const std::vector<profiler::Window> w = s->windows();
   double hbm = 0, end = 0, busy = 0;
-  for (const counters::Window& x : w) {
+  for (const profiler::Window& x : w) {
     if (x.place != "dev0") continue;
     EXPECT_DOUBLE_EQ(x.start_ns, end) << "windows are contiguous from time 0";
     end = x.end_ns;
@@ -286,7 +286,7 @@ TEST(Profiler, SamplerWindowsTileTheRunAndConserveTheCounts) {
     EXPECT_GE(x.busy, 0);
     EXPECT_LE(x.busy, 1);
     busy += x.busy * (x.end_ns - x.start_ns);
-    const counters::StallBuckets& b = x.stalls;
+    const profiler::StallBuckets& b = x.stalls;
     EXPECT_GE(b.idle, 0);
     EXPECT_GE(b.busy_padding, -1e-6);
   }

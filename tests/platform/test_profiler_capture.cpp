@@ -22,9 +22,9 @@
 
 #include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
-#include "sohusim/counters/clock_sync.hpp"
+#include "sohusim/profiler/clock_sync.hpp"
 #include "sohusim/counters/distribution.hpp"
-#include "sohusim/counters/profile.hpp"
+#include "sohusim/profiler/profile.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/driver/clock_sampler.hpp"
 #include "sohusim/driver/device.hpp"
@@ -147,7 +147,7 @@ SOHUSIM_SYSTEMC_TEST(ProfilerCapture, ARequestCapturedThroughTheDriverAgreesWith
   double completed_delta = 0, drops_delta = 0;
   std::uint64_t capture_drops = 0, drains = 0;
   std::uint64_t first_id = 0, last_id = 0;
-  counters::ClockFit fit;
+  profiler::ClockFit fit;
   std::vector<driver::DeviceClockSample> samples;
   double written_delta = 0;
   std::size_t admin_commands = 0;
@@ -163,7 +163,7 @@ SOHUSIM_SYSTEMC_TEST(ProfilerCapture, ARequestCapturedThroughTheDriverAgreesWith
         [&](HostContext& host) {
           driver::Runtime& rt = host.runtime();
           driver::Device& dev = rt.device(0);
-          driver::DeviceClockSampler sampler(dev, counters::ClockSync::Options{8, 1});
+          driver::DeviceClockSampler sampler(dev, profiler::ClockSync::Options{8, 1});
           driver::TraceCapture trace(dev, driver::TraceCaptureOptions{1u << 20, SOHU_TRC_MASK_CMD_MASK});
           std::vector<unsigned> ids;
           for (const Event& e : events()) ids.push_back(e.id);
@@ -247,7 +247,7 @@ SOHUSIM_SYSTEMC_TEST(ProfilerCapture, ARequestCapturedThroughTheDriverAgreesWith
 
     // The profiler's command rows from the records, against the command processor's own
     // latency distribution (simulated time; the records' device time runs 50 ppm fast).
-    const std::vector<counters::CommandStat> rows = driver::command_stats(paired.commands, "dev0");
+    const std::vector<profiler::CommandStat> rows = driver::command_stats(paired.commands, "dev0");
     ASSERT_GE(rows.size(), 2u);
     EXPECT_EQ(rows[0].name, "start_to_complete");
     EXPECT_EQ(rows[0].count, completed_delta - 1);

@@ -1,4 +1,4 @@
-// Writes the report outputs of the hand-built example run (tests/counters/example_profile.hpp)
+// Writes the report outputs of the hand-built example run (tests/profiler/example_profile.hpp)
 // into a folder, for render_report.py to open in a browser and lay out with Graphviz:
 //   report_example DIR
 // DIR/report.html, DIR/graph.dot, DIR/ops.csv: a small run (2 devices, 4 layers);
@@ -8,9 +8,9 @@
 #include <iostream>
 #include <string>
 
-#include "counters/example_profile.hpp"
-#include "sohusim/counters/profile_export.hpp"
-#include "sohusim/counters/report_html.hpp"
+#include "profiler/example_profile.hpp"
+#include "sohusim/profiler/profile_export.hpp"
+#include "sohusim/profiler/report_html.hpp"
 
 namespace {
 
@@ -29,7 +29,7 @@ bool write(const std::string& path, const Fn& fn) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace sohusim::counters;
+  using namespace sohusim::profiler;
   if (argc != 2) {
     std::cerr << "usage: report_example DIR\n";
     return 2;
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   const test::ExampleRun big = test::example_run(80, 8);
   ReportOptions o;
   o.title = "sohusim report: example run";
-  o.subtitle = "hand-built profile (tests/counters/example_profile.hpp)";
+  o.subtitle = "hand-built profile (tests/profiler/example_profile.hpp)";
   bool ok =
       write(dir + "/report.html", [&](std::ostream& os) { write_html_report(os, small.profile, small.analysis, o); }) &&
       write(dir + "/graph.dot", [&](std::ostream& os) { write_dot(os, small.profile, small.analysis); }) &&

@@ -9,8 +9,8 @@
 
 #include "cli.hpp"
 #include "report_outputs.hpp"
-#include "sohusim/counters/analysis.hpp"
-#include "sohusim/counters/profile.hpp"
+#include "sohusim/profiler/analysis.hpp"
+#include "sohusim/profiler/profile.hpp"
 
 namespace sohusim::tools {
 
@@ -19,32 +19,32 @@ namespace {
 struct ReportCliOptions {
   std::string input, html = "report.html", dot, csv;
   bool json = false;
-  counters::AnalysisOptions analysis;
+  profiler::AnalysisOptions analysis;
 };
 
 int run_report(const ReportCliOptions& o) {
-  counters::RunProfile p;
+  profiler::RunProfile p;
   try {
-    p = counters::read_profile_file(o.input);
-  } catch (const counters::ProfileError& e) {
+    p = profiler::read_profile_file(o.input);
+  } catch (const profiler::ProfileError& e) {
     throw UsageError(e.what());
   }
-  const counters::Analysis a = counters::analyze(p, o.analysis);
+  const profiler::Analysis a = profiler::analyze(p, o.analysis);
   write_report(p, a, o.html, o.dot, o.csv, o.input);
   if (o.json) {
     nlohmann::json j;
-    j["run_verdict"] = counters::verdict_name(a.run_verdict);
+    j["run_verdict"] = profiler::verdict_name(a.run_verdict);
     nlohmann::json shares = nlohmann::json::object();
-    for (unsigned v = 0; v < counters::kVerdicts; ++v) {
-      const auto verdict = static_cast<counters::Verdict>(v);
-      shares[counters::verdict_name(verdict)] = a.verdict_share(verdict);
+    for (unsigned v = 0; v < profiler::kVerdicts; ++v) {
+      const auto verdict = static_cast<profiler::Verdict>(v);
+      shares[profiler::verdict_name(verdict)] = a.verdict_share(verdict);
     }
     j["verdict_shares"] = shares;
     j["critical_path_ns"] = a.critical_ns;
     j["critical_ops"] = a.critical_path.size();
     j["ops"] = p.ops.size();
     nlohmann::json findings = nlohmann::json::array();
-    for (const counters::Finding& f : a.findings) {
+    for (const profiler::Finding& f : a.findings) {
       findings.push_back({{"detector", f.detector},
                           {"place", f.place},
                           {"start_ns", f.start_ns},
@@ -54,26 +54,26 @@ int run_report(const ReportCliOptions& o) {
     }
     j["findings"] = findings;
     nlohmann::json commands = nlohmann::json::array();
-    for (const counters::CommandAnalysis& c : a.commands) {
-      const counters::CommandStat& row = p.commands[c.row];
+    for (const profiler::CommandAnalysis& c : a.commands) {
+      const profiler::CommandStat& row = p.commands[c.row];
       nlohmann::json sol = nlohmann::json::object();
-      for (unsigned r = 0; r < counters::kResources; ++r) {
-        if (c.sol[r] > 0) sol[counters::resource_name(static_cast<counters::Resource>(r))] = c.sol[r];
+      for (unsigned r = 0; r < profiler::kResources; ++r) {
+        if (c.sol[r] > 0) sol[profiler::resource_name(static_cast<profiler::Resource>(r))] = c.sol[r];
       }
       commands.push_back({{"place", row.place},
                           {"name", row.name},
                           {"count", row.count},
                           {"mean_ns", row.mean},
                           {"sol", sol},
-                          {"top", counters::resource_name(c.top)},
-                          {"verdict", counters::verdict_name(c.verdict)}});
+                          {"top", profiler::resource_name(c.top)},
+                          {"verdict", profiler::verdict_name(c.verdict)}});
     }
     j["commands"] = commands;
     nlohmann::json kinds = nlohmann::json::array();
-    for (const counters::CommandKind& k : a.kinds) {
+    for (const profiler::CommandKind& k : a.kinds) {
       nlohmann::json sol = nlohmann::json::object();
-      for (unsigned r = 0; r < counters::kResources; ++r) {
-        if (k.sol[r] > 0) sol[counters::resource_name(static_cast<counters::Resource>(r))] = k.sol[r];
+      for (unsigned r = 0; r < profiler::kResources; ++r) {
+        if (k.sol[r] > 0) sol[profiler::resource_name(static_cast<profiler::Resource>(r))] = k.sol[r];
       }
       nlohmann::json places = nlohmann::json::array();
       for (std::uint32_t r : k.rows) places.push_back(p.commands[r].place);
@@ -82,8 +82,8 @@ int run_report(const ReportCliOptions& o) {
                        {"count", k.count},
                        {"total_ns", k.total_ns},
                        {"sol", sol},
-                       {"top", counters::resource_name(k.top)},
-                       {"verdict", counters::verdict_name(k.verdict)}});
+                       {"top", profiler::resource_name(k.top)},
+                       {"verdict", profiler::verdict_name(k.verdict)}});
     }
     j["command_kinds"] = kinds;
     std::cout << j.dump(2) << "\n";
@@ -93,12 +93,12 @@ int run_report(const ReportCliOptions& o) {
   std::cout.precision(3);
   std::cout << o.input << ": " << p.ops.size() << " ops, critical path " << a.critical_ns * 1e-6 << " ms\n";
   std::cout.precision(1);
-  std::cout << "  verdict  " << counters::verdict_name(a.run_verdict) << " (";
+  std::cout << "  verdict  " << profiler::verdict_name(a.run_verdict) << " (";
   bool first = true;
-  for (unsigned v = 0; v < counters::kVerdicts; ++v) {
-    const auto verdict = static_cast<counters::Verdict>(v);
+  for (unsigned v = 0; v < profiler::kVerdicts; ++v) {
+    const auto verdict = static_cast<profiler::Verdict>(v);
     if (a.verdict_share(verdict) <= 0) continue;
-    std::cout << (first ? "" : ", ") << counters::verdict_name(verdict) << " " << a.verdict_share(verdict) * 100
+    std::cout << (first ? "" : ", ") << profiler::verdict_name(verdict) << " " << a.verdict_share(verdict) * 100
               << " %";
     first = false;
   }
@@ -106,11 +106,11 @@ int run_report(const ReportCliOptions& o) {
   // The kinds of command with most total time.
   const std::size_t kinds_shown = std::min<std::size_t>(a.kinds.size(), 10);
   for (std::size_t i = 0; i < kinds_shown; ++i) {
-    const counters::CommandKind& k = a.kinds[i];
-    std::cout << "  command  " << k.name << " on " << counters::kind_places(p, k) << ": "
+    const profiler::CommandKind& k = a.kinds[i];
+    std::cout << "  command  " << k.name << " on " << profiler::kind_places(p, k) << ": "
               << static_cast<std::uint64_t>(k.count) << " x " << k.total_ns / k.count * 1e-3 << " us, "
-              << counters::resource_name(k.top) << " at " << k.top_sol * 100 << " % of peak ("
-              << counters::verdict_name(k.verdict) << ")\n";
+              << profiler::resource_name(k.top) << " at " << k.top_sol * 100 << " % of peak ("
+              << profiler::verdict_name(k.verdict) << ")\n";
   }
   if (a.kinds.size() > kinds_shown)
     std::cout << "  (" << a.kinds.size() - kinds_shown << " more kinds of command in the report)\n";

@@ -16,10 +16,10 @@
 
 #include "cli.hpp"
 #include "report_outputs.hpp"
-#include "sohusim/counters/analysis.hpp"
-#include "sohusim/counters/profile.hpp"
-#include "sohusim/platform/capture_session.hpp"
-#include "sohusim/platform/run_profile.hpp"
+#include "sohusim/profiler/analysis.hpp"
+#include "sohusim/profiler/profile.hpp"
+#include "sohusim/platform/profiling/capture_session.hpp"
+#include "sohusim/platform/profiling/run_profile.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/workloads/compiler.hpp"
@@ -70,10 +70,10 @@ double sum_glob(counters::Registry& r, const std::string& pattern) {
 void write_profile_outputs(platform::Simulator& sim, const std::vector<workloads::ScenarioResult>& results,
                            driver::DType dtype, const nlohmann::json& summary, const RunOptions& o,
                            const std::vector<platform::DeviceCapture>& captures) {
-  counters::RunProfile p = platform::build_run_profile(sim, results, dtype);
+  profiler::RunProfile p = platform::build_run_profile(sim, results, dtype);
   // --capture: per-opcode latencies of every command, from the devices' own records.
   for (const platform::DeviceCapture& c : captures) {
-    for (counters::CommandStat& row : driver::command_stats(c.commands, "dev" + std::to_string(c.device))) {
+    for (profiler::CommandStat& row : driver::command_stats(c.commands, "dev" + std::to_string(c.device))) {
       if (row.name != "start_to_complete") p.commands.push_back(std::move(row));  // the registry has that one
     }
   }
@@ -85,9 +85,9 @@ void write_profile_outputs(platform::Simulator& sim, const std::vector<workloads
   }
   if (!o.profile.empty()) {
     std::ofstream os(o.profile);
-    counters::write_profile(os, p);
+    profiler::write_profile(os, p);
   }
-  if (!o.report.empty()) write_report(p, counters::analyze(p), o.report, "", "");
+  if (!o.report.empty()) write_report(p, profiler::analyze(p), o.report, "", "");
 }
 
 int run_run(const GlobalOptions& global, const RunOptions& o) {

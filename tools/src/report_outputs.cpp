@@ -3,8 +3,8 @@
 #include <fstream>
 
 #include "cli.hpp"
-#include "sohusim/counters/profile_export.hpp"
-#include "sohusim/counters/report_html.hpp"
+#include "sohusim/profiler/profile_export.hpp"
+#include "sohusim/profiler/report_html.hpp"
 
 namespace sohusim::tools {
 
@@ -22,15 +22,15 @@ void write_file(const std::string& path, const char* what, Write&& write) {
 
 }  // namespace
 
-void write_report(const counters::RunProfile& profile, const counters::Analysis& analysis, const std::string& html,
+void write_report(const profiler::RunProfile& profile, const profiler::Analysis& analysis, const std::string& html,
                   const std::string& dot, const std::string& csv, const std::string& subtitle) {
   write_file(html, "report", [&](std::ostream& os) {
-    counters::ReportOptions ro;
+    profiler::ReportOptions ro;
     ro.subtitle = subtitle;
-    counters::write_html_report(os, profile, analysis, ro);
+    profiler::write_html_report(os, profile, analysis, ro);
   });
-  write_file(dot, "--dot", [&](std::ostream& os) { counters::write_dot(os, profile, analysis); });
-  write_file(csv, "--csv", [&](std::ostream& os) { counters::write_op_csv(os, profile, analysis); });
+  write_file(dot, "--dot", [&](std::ostream& os) { profiler::write_dot(os, profile, analysis); });
+  write_file(csv, "--csv", [&](std::ostream& os) { profiler::write_op_csv(os, profile, analysis); });
 }
 
 }  // namespace sohusim::tools

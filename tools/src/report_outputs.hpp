@@ -4,12 +4,12 @@
 // and `sohusim run --report`. A path that cannot be written is a UsageError.
 #include <string>
 
-#include "sohusim/counters/analysis.hpp"
-#include "sohusim/counters/profile.hpp"
+#include "sohusim/profiler/analysis.hpp"
+#include "sohusim/profiler/profile.hpp"
 
 namespace sohusim::tools {
 
-void write_report(const counters::RunProfile& profile, const counters::Analysis& analysis, const std::string& html,
+void write_report(const profiler::RunProfile& profile, const profiler::Analysis& analysis, const std::string& html,
                   const std::string& dot, const std::string& csv, const std::string& subtitle = {});
 
 }  // namespace sohusim::tools

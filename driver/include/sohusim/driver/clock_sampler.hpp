@@ -6,7 +6,7 @@
 //   host_before = host clock;  device = TIMESTAMP (one 64-bit MMIO read: a PCIe round trip,
 //   ~1.5 us, during which the device latched its counter);  host_after = host clock.
 //
-// The device value belongs somewhere in [host_before, host_after]; counters::ClockSync takes
+// The device value belongs somewhere in [host_before, host_after]; profiler::ClockSync takes
 // the midpoint, keeps the lowest-round-trip samples of each burst (a read delayed by traffic
 // or an interrupt on one leg is off by up to half its extra round trip) and fits offset and
 // drift by least squares over its window. Sample in bursts spread over the run (the drift is
@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sohusim/counters/clock_sync.hpp"
+#include "sohusim/profiler/clock_sync.hpp"
 #include "sohusim/driver/device.hpp"
 
 namespace sohusim::driver {
@@ -34,7 +34,7 @@ struct DeviceClockSample {
 class DeviceClockSampler {
  public:
   /// `device` must be probed before the first sample (Device throws a DriverError otherwise).
-  explicit DeviceClockSampler(Device& device, const counters::ClockSync::Options& options = {});
+  explicit DeviceClockSampler(Device& device, const profiler::ClockSync::Options& options = {});
 
   /// One sample, not fed to the estimator.
   DeviceClockSample read();
@@ -42,8 +42,8 @@ class DeviceClockSampler {
   /// estimator and kept in samples().
   void sample(unsigned count = 0);
 
-  counters::ClockSync& sync() { return sync_; }
-  const counters::ClockSync& sync() const { return sync_; }
+  profiler::ClockSync& sync() { return sync_; }
+  const profiler::ClockSync& sync() const { return sync_; }
   /// Through the current fit (std::invalid_argument if there are too few samples yet): the
   /// host clock's reading at the moment the device clock read `device_ns`, and back.
   std::int64_t to_host_ns(std::uint64_t device_ns) const;
@@ -53,7 +53,7 @@ class DeviceClockSampler {
 
  private:
   Device& device_;
-  counters::ClockSync sync_;
+  profiler::ClockSync sync_;
   std::vector<DeviceClockSample> samples_;
 };
 

@@ -13,7 +13,7 @@
 //                  with the device time (TIMESTAMP) and the host clock read alongside.
 //   pair_commands  CommandStart/CommandEnd records -> one CommandRecord per command (queue,
 //                  CID, correlation, opcode, device start/end, status), and align_commands puts
-//                  the host clock on them through a counters::ClockFit (DeviceClockSampler).
+//                  the host clock on them through a profiler::ClockFit (DeviceClockSampler).
 //
 // Record layout (little-endian, 32 bytes; the device's trace unit writes it, docs/profiler.md
 // "Capture through the driver"):
@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "sohusim/counters/clock_sync.hpp"
-#include "sohusim/counters/profile.hpp"
+#include "sohusim/profiler/clock_sync.hpp"
+#include "sohusim/profiler/profile.hpp"
 #include "sohusim/driver/device.hpp"
 #include "sohusim/driver/errors.hpp"
 #include "sohusim/regmap/sohu_regs.h"
@@ -175,11 +175,11 @@ struct PairedCommands {
 PairedCommands pair_commands(const std::vector<CapturedRecord>& records);
 /// Host times through `fit` (remote = device clock, local = host clock; what
 /// DeviceClockSampler::sync().fit() gives).
-void align_commands(std::vector<CommandRecord>& commands, const counters::ClockFit& fit);
+void align_commands(std::vector<CommandRecord>& commands, const profiler::ClockFit& fit);
 /// The profiler's command-latency rows from captured commands: "start_to_complete" over all
 /// of them, then one row per opcode (I/O opcode names: "GEMM", "NOP", ...), in ns of device
 /// time (end - start). Percentiles interpolate linearly between the sorted durations' ranks;
 /// `place` names the device ("dev0"). No commands: no rows.
-std::vector<counters::CommandStat> command_stats(const std::vector<CommandRecord>& commands, const std::string& place);
+std::vector<profiler::CommandStat> command_stats(const std::vector<CommandRecord>& commands, const std::string& place);
 
 }  // namespace sohusim::driver

@@ -28,7 +28,7 @@
 #include "sohusim/counters/trace_recorder.hpp"
 #include "sohusim/driver/device_access.hpp"
 #include "sohusim/driver/runtime.hpp"
-#include "sohusim/platform/clock_ping.hpp"
+#include "sohusim/platform/profiling/clock_ping.hpp"
 #include "sohusim/sim/config.hpp"
 
 namespace sohusim::platform {

@@ -1,0 +1,7 @@
+#pragma once
+// Previous release's path: the unit is sohusim/profiler/report_html.hpp, namespace sohusim::profiler.
+#include "sohusim/profiler/report_html.hpp"
+
+namespace sohusim::counters {
+using namespace sohusim::profiler;  // NOLINT(google-build-using-namespace): the old qualified names
+}  // namespace sohusim::counters
