@@ -1,9 +1,10 @@
-// The driver and runtime on the simulated machine (platform::Simulator): the same code as
-// tests/driver/ (which runs it against an in-process fake), now through config space over
+// The driver and runtime on the simulated machine (platform::Simulator): config space over
 // ECAM, MMIO over the PCIe link, DMA through the IOMMU and MSI-X into the interrupt
-// controller, with simulated host time. Systems: "sohu-1" (one host, one device) and
-// "test-2" (one host, two devices). Each test runs in a forked child with a fresh SystemC
-// kernel (sim/systemc_test_support.hpp).
+// controller, with simulated host time. The unit tests of the same Device and Runtime code,
+// against an in-process fake of the device and without SystemC, are in tests/driver/
+// (fake_device.hpp, test_device.cpp, test_runtime.cpp). Systems: "sohu-1" (one host, one
+// device) and "test-2" (one host, two devices). Each test runs in a forked child with a
+// fresh SystemC kernel (sim/systemc_test_support.hpp).
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
