@@ -23,7 +23,7 @@
 #include "sohusim/models/host_agent.hpp"
 #include "sohusim/models/host_system.hpp"
 #include "sohusim/pcie/pcie_schema.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/core_schema.hpp"
 #include "sohusim/sim/sim_time.hpp"
 
@@ -31,12 +31,12 @@ namespace {
 
 using namespace sohusim;
 
-sim::Config sohu_config() {
-  sim::Schema s = sim::core_schema();
+config::Config sohu_config() {
+  config::Schema s = sim::core_schema();
   s.merge(memory::memory_schema());
   s.merge(pcie::pcie_schema());
   s.merge(models::device_schema());
-  sim::ConfigLoader loader(s, {std::string(SOHUSIM_SOURCE_DIR) + "/configs"});
+  config::ConfigLoader loader(s, {std::string(SOHUSIM_SOURCE_DIR) + "/configs"});
   loader.load_preset("arch/sohu");
   loader.set("device.replay=false");  // see the header comment
   return loader.resolve();

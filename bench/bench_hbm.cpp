@@ -15,7 +15,7 @@
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/memory/dram_system.hpp"
 #include "sohusim/memory/hbm_schema.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace {
 
@@ -36,7 +36,7 @@ std::filesystem::path config_dir() {
 }
 
 std::unique_ptr<memory::DramSystem> make_memory(counters::Registry& registry, const std::string& refresh) {
-  sim::ConfigLoader loader(memory::hbm_schema(), {config_dir()});
+  config::ConfigLoader loader(memory::hbm_schema(), {config_dir()});
   loader.load_preset("hbm/hbm3-6400");
   loader.set("hbm.controller.refresh=" + refresh);
   return memory::DramSystem::from_config(loader.resolve(), counters::Scope(registry, "dev0.hbm"));

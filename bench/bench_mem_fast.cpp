@@ -29,7 +29,7 @@
 #include "sohusim/memory/hbm_schema.hpp"
 #include "sohusim/memory/load_initiator.hpp"
 #include "sohusim/memory/memory_schema.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/core_schema.hpp"
 #include "sohusim/sim/memory_manager.hpp"
 
@@ -43,10 +43,10 @@ namespace {
 using namespace sohusim;
 
 // hbm_schema()'s defaults are HBM3-6400.
-sim::Config config(std::uint32_t stacks) {
-  sim::Schema schema = sim::core_schema();
+config::Config config(std::uint32_t stacks) {
+  config::Schema schema = sim::core_schema();
   schema.merge(memory::memory_schema());
-  sim::ConfigLoader loader(std::move(schema));
+  config::ConfigLoader loader(std::move(schema));
   loader.set("hbm.stacks=" + std::to_string(stacks));
   return loader.resolve();
 }
@@ -141,7 +141,7 @@ BENCHMARK(BM_Bulk)
 void BM_TlmFast(benchmark::State& state) {
   counters::Registry reg;
   sim::Instrumentation inst{&reg, nullptr, 0};
-  sim::Config cfg = config(6);
+  config::Config cfg = config(6);
   memory::HbmMemory mem("hbm", memory::make_hbm_backend(cfg, "fast", inst, "hbm"),
                         memory::HbmMemoryParams::from_config(cfg), inst, "hbm");
   sim::MemoryManager mm;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::memory {
 
@@ -15,7 +15,7 @@ counters::DistributionSpec occupancy_buckets(std::uint32_t depth) {
 }
 }  // namespace
 
-ControllerParams ControllerParams::from_config(const sim::Config& c) {
+ControllerParams ControllerParams::from_config(const config::Config& c) {
   ControllerParams p;
   const auto u32 = [&](const char* k) { return static_cast<std::uint32_t>(c.get_uint(k)); };
   p.read_queue = u32("hbm.controller.read_queue");

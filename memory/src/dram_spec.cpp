@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "sohusim/memory/hbm_schema.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::memory {
 
@@ -176,7 +176,7 @@ std::uint32_t hbm3_trfcab_ns(std::uint32_t die_density_gbit) {
   }
 }
 
-DramSpec DramSpec::from_config(const sim::Config& config) {
+DramSpec DramSpec::from_config(const config::Config& config) {
   const DramOrganization org = organization_from_config(config);
   const double tck = config.get_quantity("hbm.timing.tCK");
   DramTimings t;

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "sohusim/memory/hbm_schema.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::memory {
 
@@ -156,7 +156,7 @@ DramSystem::DramSystem(DramSpec spec, AddressMapping mapping, ControllerParams p
 
 DramSystem::~DramSystem() = default;
 
-std::unique_ptr<DramSystem> DramSystem::from_config(const sim::Config& config, const counters::Scope& scope) {
+std::unique_ptr<DramSystem> DramSystem::from_config(const config::Config& config, const counters::Scope& scope) {
   DramSpec spec = DramSpec::from_config(config);
   const std::vector<std::string>& fields = config.get_strings("hbm.mapping.fields");
   AddressMapping mapping = fields.empty()

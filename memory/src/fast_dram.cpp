@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::memory {
 
@@ -52,7 +52,7 @@ Cycle up(double v) {
 
 }  // namespace
 
-FastDramCalibration FastDramCalibration::from_config(const sim::Config& config) {
+FastDramCalibration FastDramCalibration::from_config(const config::Config& config) {
   FastDramCalibration c = fitted();
   for (const Term& term : terms()) {
     const std::string key = std::string("hbm.fast.") + term.name;
@@ -161,7 +161,7 @@ FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const Fa
 
 FastDram::~FastDram() = default;
 
-std::unique_ptr<FastDram> FastDram::from_config(const sim::Config& config, const sim::Instrumentation& inst,
+std::unique_ptr<FastDram> FastDram::from_config(const config::Config& config, const sim::Instrumentation& inst,
                                                 const std::string& stats_prefix) {
   const DramSpec spec = DramSpec::from_config(config);
   const std::vector<std::string>& fields = config.get_strings("hbm.mapping.fields");

@@ -25,7 +25,7 @@ struct HbmMemory::Txn {
   sc_core::sc_event done_event;
 };
 
-HbmMemoryParams HbmMemoryParams::from_config(const sim::Config& config) {
+HbmMemoryParams HbmMemoryParams::from_config(const config::Config& config) {
   HbmMemoryParams p;
   p.functional = config.get_string("sim.data_mode") == "functional";
   p.stacks = static_cast<std::uint32_t>(config.get_uint("hbm.stacks"));
@@ -37,12 +37,12 @@ HbmMemoryParams HbmMemoryParams::from_config(const sim::Config& config) {
   return p;
 }
 
-std::string hbm_fidelity(const sim::Config& config) {
+std::string hbm_fidelity(const config::Config& config) {
   const std::string& own = config.get_string("hbm.target.fidelity");
   return own == "inherit" ? config.get_string("sim.fidelity") : own;
 }
 
-std::unique_ptr<MemoryBackend> make_hbm_backend(const sim::Config& config, const std::string& fidelity,
+std::unique_ptr<MemoryBackend> make_hbm_backend(const config::Config& config, const std::string& fidelity,
                                                 const sim::Instrumentation& inst, const std::string& stats_prefix) {
   if (fidelity == "detailed") return DramSystem::from_config(config, inst.scope(stats_prefix));
   if (fidelity == "fast") return FastDram::from_config(config, inst, stats_prefix);
@@ -133,7 +133,7 @@ HbmMemory::HbmMemory(sc_core::sc_module_name name, std::unique_ptr<MemoryBackend
   SC_THREAD(run);
 }
 
-HbmMemory::HbmMemory(sc_core::sc_module_name name, const sim::Config& config, const sim::Instrumentation& inst,
+HbmMemory::HbmMemory(sc_core::sc_module_name name, const config::Config& config, const sim::Instrumentation& inst,
                      const std::string& stats_prefix)
     : HbmMemory(name, make_hbm_backend(config, hbm_fidelity(config), inst, stats_prefix),
                 HbmMemoryParams::from_config(config), inst, stats_prefix) {}

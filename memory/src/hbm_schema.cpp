@@ -7,15 +7,15 @@
 
 #include "sohusim/memory/address_mapping.hpp"
 #include "sohusim/memory/fast_dram_calibration.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::memory {
 
 namespace {
 
-using sim::Config;
-using sim::ConfigDiagnostic;
-using sim::Dimension;
+using config::Config;
+using config::ConfigDiagnostic;
+using config::Dimension;
 
 bool is_pow2(std::uint64_t v) {
   return v != 0 && (v & (v - 1)) == 0;
@@ -198,8 +198,8 @@ void check_mapping(const Config& c, std::vector<ConfigDiagnostic>& out) {
 
 }  // namespace
 
-sim::Schema hbm_schema() {
-  sim::Schema schema;
+config::Schema hbm_schema() {
+  config::Schema schema;
   schema.section("hbm", "HBM stacks: detailed DRAM model (standard, geometry, timing, controller, mapping)")
       .string("name", "hbm3-6400", "name of the DRAM standard/speed bin these values describe")
       .uinteger("stacks", 1, 1, 16, "HBM stacks behind the memory (a Sohu-class chip has 6)");
@@ -320,7 +320,7 @@ sim::Schema hbm_schema() {
   return schema;
 }
 
-DramOrganization organization_from_config(const sim::Config& c) {
+DramOrganization organization_from_config(const config::Config& c) {
   DramOrganization org;
   const auto u32 = [&](const char* k) { return static_cast<std::uint32_t>(c.get_uint(k)); };
   org.stacks = u32("hbm.stacks");
@@ -343,12 +343,12 @@ DramOrganization organization_from_config(const sim::Config& c) {
   return org;
 }
 
-std::uint32_t burst_cycles_from_config(const sim::Config& c) {
+std::uint32_t burst_cycles_from_config(const config::Config& c) {
   const std::uint32_t tpc = transfers_per_clock(c);
   return tpc == 0 ? 0 : static_cast<std::uint32_t>(c.get_uint("hbm.org.burst_length")) / tpc;
 }
 
-std::uint32_t trfcab_cycles_from_config(const sim::Config& c) {
+std::uint32_t trfcab_cycles_from_config(const config::Config& c) {
   if (c.has("hbm.timing.tRFCab")) return static_cast<std::uint32_t>(c.get_uint("hbm.timing.tRFCab"));
   const std::uint64_t ns = hbm3_trfcab_ns(static_cast<std::uint32_t>(c.get_uint("hbm.org.die_density")));
   const double tck_ns = c.get_quantity("hbm.timing.tCK") * 1e9;

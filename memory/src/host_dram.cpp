@@ -8,7 +8,7 @@
 
 namespace sohusim::memory {
 
-HostDramParams HostDramParams::from_config(const sim::Config& config) {
+HostDramParams HostDramParams::from_config(const config::Config& config) {
   HostDramParams p;
   p.capacity = static_cast<std::uint64_t>(config.get_quantity("host_dram.capacity"));
   p.channels = static_cast<std::uint32_t>(config.get_uint("host_dram.channels"));

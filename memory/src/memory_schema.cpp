@@ -6,14 +6,14 @@
 #include <cmath>
 
 #include "sohusim/memory/hbm_schema.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::memory {
 
-using sim::Dimension;
+using config::Dimension;
 
-sim::Schema memory_frontend_schema() {
-  sim::Schema s;
+config::Schema memory_frontend_schema() {
+  config::Schema s;
   s.section("hbm.target", "the TLM-2.0 target in front of the HBM stacks")
       .enumeration("fidelity", "inherit", {"inherit", "detailed", "fast"},
                    "timing model of this memory; inherit: sim.fidelity")
@@ -37,7 +37,7 @@ sim::Schema memory_frontend_schema() {
       .uinteger("latency", 4, 0, 1000, "cycles from the last bank access to the data")
       .unit("cycles")
       .string("clock", "engine", "clock domain (a name under sim.clocks) the SRAM runs at");
-  s.add_check([](const sim::Config& c, std::vector<sim::ConfigDiagnostic>& out) {
+  s.add_check([](const config::Config& c, std::vector<config::ConfigDiagnostic>& out) {
     const std::string& clock = c.get_string("sram.clock");
     const std::vector<std::string> clocks = c.keys_under("sim.clocks");
     if (std::find(clocks.begin(), clocks.end(), clock) == clocks.end()) {
@@ -49,7 +49,7 @@ sim::Schema memory_frontend_schema() {
     const double capacity = c.get_quantity("sram.capacity");
     if (std::fmod(capacity, width) != 0.0) {
       out.push_back(c.diagnose("sram.capacity", "must be a whole number of access_width lines",
-                               "a multiple of " + sim::format_quantity(width, Dimension::Bytes)));
+                               "a multiple of " + config::format_quantity(width, Dimension::Bytes)));
     }
   });
 
@@ -68,8 +68,8 @@ sim::Schema memory_frontend_schema() {
   return s;
 }
 
-sim::Schema memory_schema() {
-  sim::Schema s = hbm_schema();
+config::Schema memory_schema() {
+  config::Schema s = hbm_schema();
   s.merge(memory_frontend_schema());
   return s;
 }

@@ -8,7 +8,7 @@
 
 namespace sohusim::memory {
 
-SramParams SramParams::from_config(const sim::Config& config) {
+SramParams SramParams::from_config(const config::Config& config) {
   SramParams p;
   p.capacity = static_cast<std::uint64_t>(config.get_quantity("sram.capacity"));
   p.banks = static_cast<std::uint32_t>(config.get_uint("sram.banks"));

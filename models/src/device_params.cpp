@@ -11,7 +11,7 @@ std::uint64_t ps(double seconds) {
 }
 }  // namespace
 
-DeviceParams DeviceParams::from_config(const sim::Config& c) {
+DeviceParams DeviceParams::from_config(const config::Config& c) {
   DeviceParams p;
   const auto u32 = [&](const char* k) { return static_cast<unsigned>(c.get_uint(k)); };
   p.name = c.get_string("device.name");

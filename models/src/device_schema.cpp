@@ -1,13 +1,13 @@
 #include "sohusim/models/device_schema.hpp"
 
-#include "sohusim/sim/units.hpp"
+#include "sohusim/config/units.hpp"
 
 namespace sohusim::models {
 
-using sim::Dimension;
+using config::Dimension;
 
-sim::Schema device_schema() {
-  sim::Schema s;
+config::Schema device_schema() {
+  config::Schema s;
   s.section("device", "the accelerator (Sohu-class); the engine clock is sim.clocks.engine")
       .string("name", "sohu", "architecture preset name, reported in outputs")
       .uinteger("msix_vectors", 64, 2, 2048, "MSI-X vectors of the physical function")

@@ -9,12 +9,12 @@
 
 namespace sohusim::models {
 
-HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& inst, const std::string& host,
+HostSystem::HostSystem(const config::Config& config, const sim::Instrumentation& inst, const std::string& host,
                        const std::string& device, unsigned index)
     : HostSystem(config, inst, host,
                  std::vector<DeviceSlot>{DeviceSlot{device, index, nullptr, sim::Instrumentation{}}}) {}
 
-HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& inst, const std::string& host,
+HostSystem::HostSystem(const config::Config& config, const sim::Instrumentation& inst, const std::string& host,
                        const std::vector<DeviceSlot>& devices)
     : host_(host) {
   if (devices.empty() || devices.size() > kMaxDevices) {
@@ -42,7 +42,7 @@ HostSystem::HostSystem(const sim::Config& config, const sim::Instrumentation& in
   slots_.resize(devices.size());
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const DeviceSlot& d = devices[i];
-    const sim::Config& dc = d.config != nullptr ? *d.config : config;
+    const config::Config& dc = d.config != nullptr ? *d.config : config;
     const sim::Instrumentation& di = d.inst.registry != nullptr ? d.inst : inst;
     Slot& s = slots_[i];
     const auto n = static_cast<unsigned>(i);

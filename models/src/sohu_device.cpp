@@ -27,7 +27,7 @@ constexpr std::uint64_t kBar2LatencyPs = 300'000;        // device-side turnarou
 constexpr std::uint32_t kVfId = (SOHU_ID_RESET & 0xFFFFu) | (((SOHU_ID_RESET >> 16) + 1) << 16);
 }  // namespace
 
-SohuDevice::SohuDevice(sc_core::sc_module_name name, const sim::Config& config, const sim::Instrumentation& inst,
+SohuDevice::SohuDevice(sc_core::sc_module_name name, const config::Config& config, const sim::Instrumentation& inst,
                        const std::string& prefix, unsigned index)
     : sc_core::sc_module(name),
       bar("bar"),

@@ -69,7 +69,7 @@ std::string to_string(DllpPlacement p) {
   return "data";
 }
 
-LinkParams LinkParams::from_config(const sim::Config& c, const std::string& prefix) {
+LinkParams LinkParams::from_config(const config::Config& c, const std::string& prefix) {
   auto key = [&](const char* name) { return prefix + "." + name; };
   LinkParams p;
   p.generation = static_cast<unsigned>(c.get_uint(key("generation")));

@@ -6,9 +6,9 @@
 
 namespace sohusim::pcie {
 
-using sim::Dimension;
+using config::Dimension;
 
-IommuParams iommu_params_from_config(const sim::Config& c) {
+IommuParams iommu_params_from_config(const config::Config& c) {
   IommuParams p;
   p.enabled = c.get_bool("pcie.iommu.enabled");
   p.iotlb_entries = static_cast<std::uint32_t>(c.get_uint("pcie.iommu.iotlb_entries"));
@@ -26,8 +26,8 @@ IommuParams iommu_params_from_config(const sim::Config& c) {
   return p;
 }
 
-sim::Schema pcie_schema() {
-  sim::Schema s;
+config::Schema pcie_schema() {
+  config::Schema s;
   s.section("pcie.link", "the PCIe link between the host's root port and the device (per direction)")
       .uinteger("generation", 5, 1, 6, "PCIe generation: 1-2 8b/10b, 3-5 128b/130b, 6 flit mode")
       .uinteger("lanes", 16, 1, 16, "link width: 1, 2, 4, 8 or 16")
@@ -67,7 +67,7 @@ sim::Schema pcie_schema() {
                 "flow-control initialisation (InitFC1/InitFC2 DLLPs) after training, before the first TLP");
   // Values the ranges above let through but the spec does not have (x12, MPS 384, 9-bit
   // tags, RCB 96): the link's own check, reported on the key.
-  s.add_check([](const sim::Config& c, std::vector<sim::ConfigDiagnostic>& out) {
+  s.add_check([](const config::Config& c, std::vector<config::ConfigDiagnostic>& out) {
     try {
       LinkParams::from_config(c).validate();
     } catch (const std::invalid_argument& e) {

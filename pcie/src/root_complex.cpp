@@ -17,7 +17,7 @@ std::uint64_t ps(double seconds) {
 }
 }  // namespace
 
-RootComplexParams RootComplexParams::from_config(const sim::Config& c) {
+RootComplexParams RootComplexParams::from_config(const config::Config& c) {
   RootComplexParams p;
   p.cpu_mmio_latency_ps = ps(c.get_quantity("pcie.root.cpu_mmio_latency"));
   p.cpu_posted_write_ps = ps(c.get_quantity("pcie.root.cpu_posted_write"));

@@ -13,8 +13,8 @@
 
 namespace sohusim::platform {
 
-sim::Schema config_schema() {
-  sim::Schema s = sim::core_schema();
+config::Schema config_schema() {
+  config::Schema s = sim::core_schema();
   s.merge(memory::memory_schema());
   s.merge(pcie::pcie_schema());
   s.merge(models::device_schema());
@@ -33,11 +33,11 @@ std::vector<std::string> default_config_dirs() {
 
 namespace {
 
-std::unique_ptr<sim::Config> load_host_config(const SystemSpec& spec, const HostSpec& host,
+std::unique_ptr<config::Config> load_host_config(const SystemSpec& spec, const HostSpec& host,
                                               const std::vector<std::string>& dirs,
                                               const std::vector<std::string>& overrides) {
   std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
-  sim::ConfigLoader loader(config_schema(), paths);
+  config::ConfigLoader loader(config_schema(), paths);
   const std::string arch = host.arch.empty() ? spec.arch : host.arch;
   std::error_code ec;
   if (std::filesystem::is_regular_file(arch, ec)) {
@@ -58,7 +58,7 @@ std::unique_ptr<sim::Config> load_host_config(const SystemSpec& spec, const Host
   }
   for (const std::string& s : spec.sets) loader.set(s);
   for (const std::string& s : overrides) loader.set(s);
-  return std::make_unique<sim::Config>(loader.resolve());
+  return std::make_unique<config::Config>(loader.resolve());
 }
 
 }  // namespace

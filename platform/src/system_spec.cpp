@@ -8,7 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sohusim/sim/units.hpp"
+#include "sohusim/config/units.hpp"
 
 namespace sohusim::platform {
 
@@ -48,9 +48,9 @@ unsigned as_count(const std::string& source, const YAML::Node& n, const std::str
   return static_cast<unsigned>(v);
 }
 
-double quantity(const std::string& source, const YAML::Node& n, const std::string& key, sim::Dimension dim) {
+double quantity(const std::string& source, const YAML::Node& n, const std::string& key, config::Dimension dim) {
   try {
-    return sim::parse_quantity(n.as<std::string>(), dim);
+    return config::parse_quantity(n.as<std::string>(), dim);
   } catch (const std::exception& e) {
     fail(source, n, key, e.what());
   }
@@ -79,13 +79,13 @@ models::HostClockParams host_clock(const std::string& source, const YAML::Node& 
   if (!c.IsMap()) fail(source, c, where, "a mapping {offset, drift_ppm, jitter, seed}");
   check_keys(source, c, where, {"offset", "drift_ppm", "jitter", "seed"});
   if (c["offset"]) {
-    const double s = quantity(source, c["offset"], where + ".offset", sim::Dimension::Time);
+    const double s = quantity(source, c["offset"], where + ".offset", config::Dimension::Time);
     if (!(s >= 0 && s <= 1e6)) fail(source, c["offset"], where + ".offset", "out of range (allowed 0 s .. 1000000 s)");
     p.offset_ns = s * 1e9;
   }
   if (c["drift_ppm"]) p.drift_ppm = real(source, c["drift_ppm"], where + ".drift_ppm", -1000, 1000);
   if (c["jitter"]) {
-    const double s = quantity(source, c["jitter"], where + ".jitter", sim::Dimension::Time);
+    const double s = quantity(source, c["jitter"], where + ".jitter", config::Dimension::Time);
     if (!(s >= 0 && s <= 1e-3)) fail(source, c["jitter"], where + ".jitter", "out of range (allowed 0 s .. 1 ms)");
     p.jitter_ns = s * 1e9;
   }
@@ -184,8 +184,8 @@ SystemSpec SystemSpec::parse(const std::string& yaml, const std::string& source)
   if (const YAML::Node n = root["network"]) {
     check_keys(source, n, "network", {"bandwidth", "latency"});
     if (n["bandwidth"])
-      s.network_bandwidth = quantity(source, n["bandwidth"], "network.bandwidth", sim::Dimension::Bandwidth);
-    if (n["latency"]) s.network_latency_s = quantity(source, n["latency"], "network.latency", sim::Dimension::Time);
+      s.network_bandwidth = quantity(source, n["bandwidth"], "network.bandwidth", config::Dimension::Bandwidth);
+    if (n["latency"]) s.network_latency_s = quantity(source, n["latency"], "network.latency", config::Dimension::Time);
     if (!(s.network_bandwidth > 0)) fail(source, n["bandwidth"], "network.bandwidth", "must be > 0");
     if (s.network_latency_s < 0) fail(source, n["latency"], "network.latency", "must be >= 0");
   }

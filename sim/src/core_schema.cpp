@@ -3,8 +3,8 @@
 
 namespace sohusim::sim {
 
-Schema core_schema() {
-  Schema schema;
+config::Schema core_schema() {
+  config::Schema schema;
 
   schema.section("sim", "simulation control")
       .uinteger("seed", 1, "seed of every random stream; the same seed gives the same run")
@@ -13,12 +13,12 @@ Schema core_schema() {
       .enumeration("data_mode", "timing", {"timing", "functional"},
                    "timing: no data moves; functional: real bytes through sparse backing stores")
       // 1 h is far beyond any useful run; the cap catches a typo like "1000000 s".
-      .quantity("stop_time", Dimension::Time, "1 s", "1 ns", "3600 s",
+      .quantity("stop_time", config::Dimension::Time, "1 s", "1 ns", "3600 s",
                 "simulated-time limit; a run that reaches it stops as hung");
 
   // Sohu's clocks are not public: these defaults are assumptions, to be swept.
   schema.section("sim.clocks", "clock domains by name; frequencies are assumptions")
-      .quantity("*", Dimension::Frequency, "", "1 MHz", "10 GHz", "frequency of a clock domain")
+      .quantity("*", config::Dimension::Frequency, "", "1 MHz", "10 GHz", "frequency of a clock domain")
       .entry("host", "3 GHz", "host CPU clock (assumption)")
       .entry("engine", "1.5 GHz", "matrix/vector engine clock (assumption)")
       .entry("hbm", "1.6 GHz", "HBM controller clock (assumption)")
@@ -37,7 +37,7 @@ Schema core_schema() {
   schema.section("stats", "statistics output")
       .string("file", "", "statistics file to write; empty: no file")
       .enumeration("format", "json", {"json", "csv"}, "statistics file format")
-      .quantity("sample_interval", Dimension::Time, "0 s", "0 s", "1 s",
+      .quantity("sample_interval", config::Dimension::Time, "0 s", "0 s", "1 s",
                 "period of sampled statistics over time; 0 s: end-of-run values only");
 
   return schema;

@@ -8,6 +8,10 @@
 #include "sohusim/counters/profile.hpp"
 #include "sohusim/counters/profile_export.hpp"
 #include "sohusim/counters/report_html.hpp"
+#include "sohusim/sim/config.hpp"
+#include "sohusim/sim/config_error.hpp"
+#include "sohusim/sim/config_schema.hpp"
+#include "sohusim/sim/units.hpp"
 
 namespace sohusim {
 
@@ -16,10 +20,16 @@ static_assert(std::is_same_v<counters::Analysis, profiler::Analysis>);
 static_assert(std::is_same_v<counters::ClockSync, profiler::ClockSync>);
 static_assert(std::is_same_v<counters::DotOptions, profiler::DotOptions>);
 static_assert(std::is_same_v<counters::ReportOptions, profiler::ReportOptions>);
+static_assert(std::is_same_v<sim::Config, config::Config>);
+static_assert(std::is_same_v<sim::ConfigLoader, config::ConfigLoader>);
+static_assert(std::is_same_v<sim::ConfigError, config::ConfigError>);
+static_assert(std::is_same_v<sim::Schema, config::Schema>);
+static_assert(std::is_same_v<sim::Quantity, config::Quantity>);
 
 TEST(OldIncludePaths, NameTheTypesWhereTheyLiveNow) {
   counters::RunProfile p;
   EXPECT_TRUE(p.ops.empty());
+  EXPECT_DOUBLE_EQ(sim::parse_quantity("1.5 GHz", sim::Dimension::Frequency), 1.5e9);
 }
 
 }  // namespace sohusim

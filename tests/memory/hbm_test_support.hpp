@@ -11,17 +11,17 @@
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/memory/dram_system.hpp"
 #include "sohusim/memory/hbm_schema.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::memory::hbmtest {
 
-inline sim::ConfigLoader hbm_loader() {
-  return sim::ConfigLoader(hbm_schema(), {std::string(SOHUSIM_SOURCE_DIR) + "/configs"});
+inline config::ConfigLoader hbm_loader() {
+  return config::ConfigLoader(hbm_schema(), {std::string(SOHUSIM_SOURCE_DIR) + "/configs"});
 }
 
 /// A preset ("hbm/hbm3-6400") with `sets` ("hbm.controller.refresh=off") applied.
-inline sim::Config hbm_config(const std::string& preset, const std::vector<std::string>& sets = {}) {
-  sim::ConfigLoader loader = hbm_loader();
+inline config::Config hbm_config(const std::string& preset, const std::vector<std::string>& sets = {}) {
+  config::ConfigLoader loader = hbm_loader();
   loader.load_preset(preset);
   for (const std::string& s : sets) loader.set(s);
   return loader.resolve();

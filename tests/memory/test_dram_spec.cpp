@@ -6,7 +6,7 @@
 
 #include "hbm_test_support.hpp"
 #include "sohusim/memory/dram_spec.hpp"
-#include "sohusim/sim/config_error.hpp"
+#include "sohusim/config/config_error.hpp"
 
 namespace sohusim::memory {
 namespace {
@@ -52,7 +52,7 @@ TEST(DramSpec, Hbm3_6400MatchesJesd238Figures) {
 }
 
 TEST(DramSpec, SchemaDefaultsAreHbm3_6400) {
-  sim::ConfigLoader loader = hbm_loader();
+  config::ConfigLoader loader = hbm_loader();
   const DramSpec defaults = DramSpec::from_config(loader.resolve());
   const DramSpec preset = DramSpec::from_config(hbm_config("hbm/hbm3-6400"));
   EXPECT_EQ(defaults.timing.RFCab, preset.timing.RFCab);
@@ -110,29 +110,29 @@ TEST(DramSpec, ConstraintTableCoversNamedTimings) {
 
 // ---- bad configurations ---------------------------------------------------------------
 
-sim::ConfigError resolve_error(const std::string& yaml, const std::string& preset = "hbm/hbm3-6400") {
-  sim::ConfigLoader loader = hbm_loader();
+config::ConfigError resolve_error(const std::string& yaml, const std::string& preset = "hbm/hbm3-6400") {
+  config::ConfigLoader loader = hbm_loader();
   loader.load_preset(preset);
   loader.load_string(yaml, "bad.yaml");
   try {
     loader.resolve();
-  } catch (const sim::ConfigError& e) {
+  } catch (const config::ConfigError& e) {
     return e;
   }
   ADD_FAILURE() << "expected a ConfigError for:\n" << yaml;
-  return sim::ConfigError(std::vector<sim::ConfigDiagnostic>{});
+  return config::ConfigError(std::vector<config::ConfigDiagnostic>{});
 }
 
-const sim::ConfigDiagnostic* find_key(const sim::ConfigError& e, const std::string& key) {
-  for (const sim::ConfigDiagnostic& d : e.diagnostics()) {
+const config::ConfigDiagnostic* find_key(const config::ConfigError& e, const std::string& key) {
+  for (const config::ConfigDiagnostic& d : e.diagnostics()) {
     if (d.key == key) return &d;
   }
   return nullptr;
 }
 
 TEST(HbmConfigErrors, TrcBelowTrasPlusTrp) {
-  const sim::ConfigError e = resolve_error("hbm:\n  timing:\n    tRC: 60\n");
-  const sim::ConfigDiagnostic* d = find_key(e, "hbm.timing.tRC");
+  const config::ConfigError e = resolve_error("hbm:\n  timing:\n    tRC: 60\n");
+  const config::ConfigDiagnostic* d = find_key(e, "hbm.timing.tRC");
   ASSERT_NE(d, nullptr) << e.what();
   EXPECT_EQ(d->file, "bad.yaml");
   EXPECT_EQ(d->line, 3);
@@ -141,61 +141,61 @@ TEST(HbmConfigErrors, TrcBelowTrasPlusTrp) {
 }
 
 TEST(HbmConfigErrors, TrasBelowTrcd) {
-  const sim::ConfigError e = resolve_error("hbm.timing.tRAS: 30\nhbm.timing.tRC: 80\n");
+  const config::ConfigError e = resolve_error("hbm.timing.tRAS: 30\nhbm.timing.tRC: 80\n");
   ASSERT_NE(find_key(e, "hbm.timing.tRAS"), nullptr) << e.what();
 }
 
 TEST(HbmConfigErrors, MappingNotCoveringEveryBit) {
-  const sim::ConfigError e =
+  const config::ConfigError e =
       resolve_error("hbm:\n  mapping:\n    fields: [pseudo_channel, channel, bank_group, column, bank]\n");
-  const sim::ConfigDiagnostic* d = find_key(e, "hbm.mapping.fields");
+  const config::ConfigDiagnostic* d = find_key(e, "hbm.mapping.fields");
   ASSERT_NE(d, nullptr) << e.what();
   EXPECT_NE(d->message.find("`row`"), std::string::npos) << d->message;
   EXPECT_EQ(d->line, 3);
 }
 
 TEST(HbmConfigErrors, MappingCoveringBitsTwice) {
-  const sim::ConfigError e = resolve_error(
+  const config::ConfigError e = resolve_error(
       "hbm.mapping.fields: [pseudo_channel, channel, bank_group, column:3, column:3, bank, row]\n");
-  const sim::ConfigDiagnostic* d = find_key(e, "hbm.mapping.fields");
+  const config::ConfigDiagnostic* d = find_key(e, "hbm.mapping.fields");
   ASSERT_NE(d, nullptr) << e.what();
   EXPECT_NE(d->message.find("column"), std::string::npos) << d->message;
 }
 
 TEST(HbmConfigErrors, UnknownMappingField) {
-  const sim::ConfigError e =
+  const config::ConfigError e =
       resolve_error("hbm.mapping.fields: [pseudo_channel, channel, bnak_group, column, bank, row]\n");
-  const sim::ConfigDiagnostic* d = find_key(e, "hbm.mapping.fields");
+  const config::ConfigDiagnostic* d = find_key(e, "hbm.mapping.fields");
   ASSERT_NE(d, nullptr) << e.what();
   EXPECT_NE(d->message.find("bnak_group"), std::string::npos);
 }
 
 TEST(HbmConfigErrors, NonPowerOfTwoGeometryWhereTheMappingSplitsIt) {
-  const sim::ConfigError e = resolve_error(
+  const config::ConfigError e = resolve_error(
       "hbm.org.columns: 24\nhbm.org.die_density: 24\n"
       "hbm.mapping.fields: [pseudo_channel, channel, column:2, bank_group, column, bank, row]\n");
-  const sim::ConfigDiagnostic* d = find_key(e, "hbm.org.columns");
+  const config::ConfigDiagnostic* d = find_key(e, "hbm.org.columns");
   ASSERT_NE(d, nullptr) << e.what();
   EXPECT_NE(d->message.find("power of two"), std::string::npos);
   EXPECT_EQ(d->line, 1);
 }
 
 TEST(HbmConfigErrors, NonPowerOfTwoXorTarget) {
-  const sim::ConfigError e = resolve_error("hbm.org.bank_groups: 3\nhbm.org.dies: 6\nhbm.mapping.xor: [bank_group^row]\n");
+  const config::ConfigError e = resolve_error("hbm.org.bank_groups: 3\nhbm.org.dies: 6\nhbm.mapping.xor: [bank_group^row]\n");
   ASSERT_NE(find_key(e, "hbm.org.bank_groups"), nullptr) << e.what();
 }
 
 TEST(HbmConfigErrors, NonPowerOfTwoWholeLevelsAreFine) {
   // Mixed-radix digits: 6 stacks and 24 Gb dies (49152 rows) need no power of two.
-  const sim::Config c = hbm_config("hbm/hbm3e-9600", {"hbm.stacks=6"});
+  const config::Config c = hbm_config("hbm/hbm3e-9600", {"hbm.stacks=6"});
   EXPECT_EQ(DramSpec::from_config(c).org.capacity_bytes(), 6 * (24ull << 30));
 }
 
 TEST(HbmConfigErrors, RefreshIntervalLeavingNoTimeToWork) {
   // HBM3-6400: tRP 26 + tRFCab 560 (16 Gb) + tRC 72 + CL 20 + nBL 2 = 680. With tREFI
   // 587-653 DramController opened rows every interval and never read them.
-  sim::ConfigError e = resolve_error("hbm.timing.tREFI: 679\n");
-  const sim::ConfigDiagnostic* d = find_key(e, "hbm.timing.tREFI");
+  config::ConfigError e = resolve_error("hbm.timing.tREFI: 679\n");
+  const config::ConfigDiagnostic* d = find_key(e, "hbm.timing.tREFI");
   ASSERT_NE(d, nullptr) << e.what();
   EXPECT_EQ(d->line, 1);
   EXPECT_NE(d->message.find("tRP + tRFCab"), std::string::npos) << d->message;
@@ -220,31 +220,31 @@ TEST(HbmConfigErrors, RefreshIntervalLeavingNoTimeToWork) {
 }
 
 TEST(HbmConfigErrors, WatermarksOutOfOrder) {
-  const sim::ConfigError e = resolve_error("hbm.controller.write_low: 50\n");
+  const config::ConfigError e = resolve_error("hbm.controller.write_low: 50\n");
   ASSERT_NE(find_key(e, "hbm.controller.write_low"), nullptr) << e.what();
 }
 
 TEST(HbmConfigErrors, DataRateNotAWholeNumberOfTransfersPerClock) {
-  const sim::ConfigError e = resolve_error("hbm.org.data_rate: 7 Gbps\n");
+  const config::ConfigError e = resolve_error("hbm.org.data_rate: 7 Gbps\n");
   ASSERT_NE(find_key(e, "hbm.org.data_rate"), nullptr) << e.what();
 }
 
 TEST(HbmConfigErrors, DensityWithoutRefreshEntry) {
-  const sim::ConfigError e = resolve_error("hbm.org.die_density: 12\n");
+  const config::ConfigError e = resolve_error("hbm.org.die_density: 12\n");
   ASSERT_NE(find_key(e, "hbm.org.die_density"), nullptr) << e.what();
 }
 
 TEST(HbmConfigErrors, UnknownPresets) {
-  sim::ConfigLoader loader = hbm_loader();
+  config::ConfigLoader loader = hbm_loader();
   try {
     loader.load_preset("hbm/hbm4-12800");
     FAIL() << "expected an unknown preset error";
-  } catch (const sim::ConfigError& e) {
+  } catch (const config::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("hbm/hbm4-12800"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("hbm/hbm3-6400"), std::string::npos) << e.what();
   }
-  const sim::ConfigError e = resolve_error("hbm.mapping.preset: RoBaCo\n");
-  const sim::ConfigDiagnostic* d = find_key(e, "hbm.mapping.preset");
+  const config::ConfigError e = resolve_error("hbm.mapping.preset: RoBaCo\n");
+  const config::ConfigDiagnostic* d = find_key(e, "hbm.mapping.preset");
   ASSERT_NE(d, nullptr) << e.what();
   EXPECT_NE(d->allowed.find("single-pc"), std::string::npos);
 }

@@ -34,7 +34,7 @@ struct Pair {
 };
 
 Pair run_both(const Case& c) {
-  const sim::Config config = hbmtest::hbm_config("hbm/hbm3-6400", c.sets);
+  const config::Config config = hbmtest::hbm_config("hbm/hbm3-6400", c.sets);
   Pair p;
   {
     counters::Registry reg;

@@ -223,10 +223,10 @@ SOHUSIM_SYSTEMC_TEST(HbmMemory, OneResponseAtATimePerInitiator) {
 
 // ---- with the real models -------------------------------------------------------------
 
-sim::Config full_config(const std::vector<std::string>& sets) {
-  sim::Schema schema = sim::core_schema();
+config::Config full_config(const std::vector<std::string>& sets) {
+  config::Schema schema = sim::core_schema();
   schema.merge(memory_schema());
-  sim::ConfigLoader loader(std::move(schema), {std::string(SOHUSIM_SOURCE_DIR) + "/configs"});
+  config::ConfigLoader loader(std::move(schema), {std::string(SOHUSIM_SOURCE_DIR) + "/configs"});
   loader.load_preset("hbm/hbm3-6400");
   for (const std::string& s : sets) loader.set(s);
   return loader.resolve();
@@ -235,7 +235,7 @@ sim::Config full_config(const std::vector<std::string>& sets) {
 void functional_round_trip(const char* fidelity) {
   counters::Registry reg;
   sim::Instrumentation inst{&reg, nullptr, 0};
-  const sim::Config cfg = full_config({"sim.data_mode=functional", std::string("sim.fidelity=") + fidelity});
+  const config::Config cfg = full_config({"sim.data_mode=functional", std::string("sim.fidelity=") + fidelity});
   HbmMemory mem("hbm", cfg, inst, "dev0.hbm");
   ASSERT_NE(mem.store(), nullptr);
   test::TestInitiator init("init");
@@ -289,7 +289,7 @@ SOHUSIM_SYSTEMC_TEST(HbmMemoryReal, TimingModeHoldsNoData) {
 void unloaded_read(const char* fidelity) {
   counters::Registry reg;
   sim::Instrumentation inst{&reg, nullptr, 0};
-  const sim::Config cfg = full_config({std::string("hbm.target.fidelity=") + fidelity});
+  const config::Config cfg = full_config({std::string("hbm.target.fidelity=") + fidelity});
   HbmMemory mem("hbm", cfg, inst, "hbm");
   EXPECT_EQ(mem.period(), sc_time(625, sc_core::SC_PS));
   test::TestInitiator init("init");
@@ -322,7 +322,7 @@ std::size_t held_at_5ns(const std::string& staging, const std::vector<Sent>& sen
                         std::uint64_t accesses) {
   counters::Registry reg;
   sim::Instrumentation inst{&reg, nullptr, 0};
-  const sim::Config cfg =
+  const config::Config cfg =
       full_config({"hbm.target.fidelity=detailed", "hbm.controller.read_queue=2", "hbm.target.staging=" + staging});
   HbmMemory mem("hbm", cfg, inst, "hbm");
   sim::MemoryManager mm;
@@ -424,7 +424,7 @@ double tlm_stream_bandwidth(const char* fidelity, LoadPattern::Kind kind, std::u
                                   "hbm.controller.refresh=" + refresh,
                                   "hbm.target.max_transactions=" + std::to_string(held)};
   all.insert(all.end(), sets.begin(), sets.end());
-  const sim::Config cfg = full_config(all);
+  const config::Config cfg = full_config(all);
   HbmMemory mem("hbm", cfg, inst, "hbm");
   sim::MemoryManager mm;
   std::vector<std::unique_ptr<LoadInitiator>> inits;

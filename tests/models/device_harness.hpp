@@ -15,21 +15,21 @@
 #include "sohusim/models/host_system.hpp"
 #include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/regmap/sohu_regs.h"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/core_schema.hpp"
 
 namespace sohusim::models::test {
 
-inline sim::Schema test_schema() {
-  sim::Schema s = sim::core_schema();
+inline config::Schema test_schema() {
+  config::Schema s = sim::core_schema();
   s.merge(memory::memory_schema());
   s.merge(pcie::pcie_schema());
   s.merge(device_schema());
   return s;
 }
 
-inline sim::Config device_config(const std::vector<std::string>& sets = {}, const std::string& arch = "sohu") {
-  sim::ConfigLoader loader(test_schema(), {std::string(SOHUSIM_SOURCE_DIR) + "/configs"});
+inline config::Config device_config(const std::vector<std::string>& sets = {}, const std::string& arch = "sohu") {
+  config::ConfigLoader loader(test_schema(), {std::string(SOHUSIM_SOURCE_DIR) + "/configs"});
   loader.load_preset("arch/" + arch);
   if (arch == "sohu") {
     for (const char* s : {"hbm.stacks=1", "device.matrix.engines=8", "device.vector.engines=4", "sram.capacity=16MiB",

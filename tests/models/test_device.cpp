@@ -451,7 +451,7 @@ struct PairBench {
   std::unique_ptr<C2cChannel> ab, ba;
   PairBench() {
     inst.registry = &registry;
-    const sim::Config cfg =
+    const config::Config cfg =
         device_config({"sim.data_mode=functional", "device.c2c.bandwidth=50 GB/s", "device.c2c.latency=1us"});
     a = std::make_unique<HostSystem>(cfg, inst, "host0", "dev0", 0);
     b = std::make_unique<HostSystem>(cfg, inst, "host1", "dev1", 1);

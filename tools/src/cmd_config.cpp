@@ -7,7 +7,7 @@
 
 #include "cli.hpp"
 #include "schema_all.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::tools {
 
@@ -22,11 +22,11 @@ struct CheckOptions {
 };
 
 int run_check(const GlobalOptions& global, const CheckOptions& o) {
-  sim::ConfigLoader loader(full_schema(), preset_dirs(global));
+  config::ConfigLoader loader(full_schema(), preset_dirs(global));
   for (const auto& p : o.presets) loader.load_preset(p);
   for (const auto& f : o.files) loader.load_file(f);
   for (const auto& s : o.sets) loader.set(s);
-  const sim::Config cfg = loader.resolve();  // throws ConfigError with every diagnostic
+  const config::Config cfg = loader.resolve();  // throws ConfigError with every diagnostic
   if (o.quiet) return kOk;
   if (o.json) {
     std::cout << cfg.to_json().dump(2) << '\n';
@@ -36,8 +36,8 @@ int run_check(const GlobalOptions& global, const CheckOptions& o) {
   return kOk;
 }
 
-std::string type_name(const sim::ParamSpec& p) {
-  using T = sim::ParamType;
+std::string type_name(const config::ParamSpec& p) {
+  using T = config::ParamType;
   switch (p.type) {
     case T::Bool: return "bool";
     case T::Int: return "int";
@@ -45,7 +45,7 @@ std::string type_name(const sim::ParamSpec& p) {
     case T::Real: return "real";
     case T::String: return "string";
     case T::Enum: return "enum";
-    case T::Quantity: return std::string(sim::dimension_name(p.dimension));
+    case T::Quantity: return std::string(config::dimension_name(p.dimension));
     case T::StringList: return "list of strings";
     case T::IntList: return "list of ints";
     case T::SectionList: return "list of sections";
@@ -54,11 +54,11 @@ std::string type_name(const sim::ParamSpec& p) {
 }
 
 int run_schema(bool markdown) {
-  const sim::Schema schema = full_schema();
+  const config::Schema schema = full_schema();
   if (markdown) {
     std::cout << "| key | type | default | allowed | description |\n|---|---|---|---|---|\n";
   }
-  for (const sim::ParamSpec& p : schema.params()) {
+  for (const config::ParamSpec& p : schema.params()) {
     const std::string def = p.default_value ? p.format(*p.default_value) : (p.required ? "(required)" : "(unset)");
     if (markdown) {
       std::cout << "| `" << p.key << "` | " << type_name(p) << " | `" << def << "` | " << p.allowed() << " | "
@@ -98,7 +98,7 @@ void add_config_command(CLI::App& root, const GlobalOptions& global, Action& act
   auto* presets = cmd->add_subcommand("presets", "list the presets found in the preset folders");
   presets->callback([&action, &global] {
     action = [&global] {
-      sim::ConfigLoader loader(full_schema(), preset_dirs(global));
+      config::ConfigLoader loader(full_schema(), preset_dirs(global));
       for (const auto& p : loader.available_presets()) std::cout << p << '\n';
       return kOk;
     };

@@ -25,7 +25,7 @@
 #include "sohusim/counters/trace_writer.hpp"
 #include "sohusim/sim/address_router.hpp"
 #include "sohusim/sim/clock_domain.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/memory_manager.hpp"
 #include "sohusim/sim/sparse_memory.hpp"
@@ -34,10 +34,10 @@
 
 namespace sohusim::tools {
 
-using sim::Dimension;
+using config::Dimension;
 
-sim::Schema demo_schema() {
-  sim::Schema s;
+config::Schema demo_schema() {
+  config::Schema s;
   s.section("demo", "the substrate demonstration run by `sohusim demo`")
       .uinteger("initiators", 4, 1, 64, "traffic generators, each with one blocking request in flight")
       .uinteger("requests", 5000, 1, 100000000, "requests per generator")
@@ -115,10 +115,10 @@ std::string human_time(double s) {
 }
 
 int run_demo(const GlobalOptions& global, const DemoOptions& o) {
-  sim::ConfigLoader loader(full_schema(), preset_dirs(global));
+  config::ConfigLoader loader(full_schema(), preset_dirs(global));
   for (const auto& p : o.presets) loader.load_preset(p);
   apply_output_options(loader, o.out);
-  const sim::Config cfg = loader.resolve();
+  const config::Config cfg = loader.resolve();
 
   const std::string stats_path = cfg.get_string("stats.file");
   check_stats_path(stats_path);
@@ -229,8 +229,8 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
     const double peak = static_cast<double>(n_mem) * cfg.get_quantity("demo.memory.bandwidth");
     std::cout << "sohusim demo: " << n_gen << " generators (" << cfg.get_string("demo.pattern") << ", "
               << pat.request_bytes << " B, " << pat.read_fraction * 100 << "% reads) -> router -> " << n_mem
-              << " memories (" << sim::format_quantity(cfg.get_quantity("demo.memory.bandwidth"), Dimension::Bandwidth)
-              << ", " << sim::format_quantity(cfg.get_quantity("demo.memory.latency"), Dimension::Time) << ")\n";
+              << " memories (" << config::format_quantity(cfg.get_quantity("demo.memory.bandwidth"), Dimension::Bandwidth)
+              << ", " << config::format_quantity(cfg.get_quantity("demo.memory.latency"), Dimension::Time) << ")\n";
     std::cout << std::fixed << std::setprecision(2);
     std::cout << "  requests          " << static_cast<std::uint64_t>(reqs) << "\n"
               << "  simulated time    " << human_time(sim_s) << "\n"
@@ -243,7 +243,7 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
     for (const std::string& name : sys.clocks.names()) {
       const auto& c = sys.clocks.get(name);
       std::cout << "  " << std::left << std::setw(6) << name << std::right << " clock "
-                << sim::format_quantity(c.nominal_frequency_hz(), Dimension::Frequency) << ": " << c.time_to_cycles(end)
+                << config::format_quantity(c.nominal_frequency_hz(), Dimension::Frequency) << ": " << c.time_to_cycles(end)
                 << " cycles\n";
     }
     std::cout << "  wall time         " << wall << " s (" << reqs / wall / 1e6 << " M requests/s)\n";

@@ -19,7 +19,7 @@
 #include "sohusim/models/host_agent.hpp"
 #include "sohusim/models/host_system.hpp"
 #include "sohusim/models/systolic.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/sim_time.hpp"
 
@@ -37,7 +37,7 @@ struct GemmOptions {
 };
 
 int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
-  sim::ConfigLoader loader(full_schema(), preset_dirs(global));
+  config::ConfigLoader loader(full_schema(), preset_dirs(global));
   if (std::filesystem::is_regular_file(o.arch)) {
     loader.load_file(o.arch);
   } else {
@@ -81,7 +81,7 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
   for (auto [v, name] : {std::pair<std::uint64_t, const char*>{o.m, "--m"}, {o.k, "--k"}, {o.n, "--n"}}) {
     if (v == 0 || v > 0xFFFFFFFFULL) throw UsageError(std::string(name) + " must be in 1 .. 4294967295");
   }
-  const sim::Config cfg = loader.resolve();
+  const config::Config cfg = loader.resolve();
   const std::string stats_path = cfg.get_string("stats.file");
   check_stats_path(stats_path);
 

@@ -23,10 +23,10 @@
 #include "sohusim/memory/dram_system.hpp"
 #include "sohusim/memory/hbm_memory.hpp"
 #include "sohusim/memory/load_initiator.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/memory_manager.hpp"
-#include "sohusim/sim/units.hpp"
+#include "sohusim/config/units.hpp"
 
 namespace sohusim::tools {
 
@@ -85,7 +85,7 @@ std::vector<memory::TraceRequest> read_trace_file(const std::string& path) {
     for (std::string t; fields >> t;) tok.push_back(t);
     if (tok.empty()) continue;
     // "12.5 ns" may come as two tokens: join a unit that stands alone.
-    if (tok.size() == 5 && sim::is_unit_of(tok[1], sim::Dimension::Time)) {
+    if (tok.size() == 5 && config::is_unit_of(tok[1], config::Dimension::Time)) {
       tok[0] += tok[1];
       tok.erase(tok.begin() + 1);
     }
@@ -96,15 +96,15 @@ std::vector<memory::TraceRequest> read_trace_file(const std::string& path) {
     memory::TraceRequest r;
     double seconds = 0;
     try {
-      const sim::Quantity q = sim::parse_quantity(tok[0]);
-      if (q.dimension == sim::Dimension::None) {
+      const config::Quantity q = config::parse_quantity(tok[0]);
+      if (q.dimension == config::Dimension::None) {
         seconds = q.value * 1e-9;  // a bare number is nanoseconds
-      } else if (q.dimension == sim::Dimension::Time) {
+      } else if (q.dimension == config::Dimension::Time) {
         seconds = q.value;
       } else {
-        throw sim::UnitError("not a time");
+        throw config::UnitError("not a time");
       }
-    } catch (const sim::UnitError&) {
+    } catch (const config::UnitError&) {
       throw UsageError(where + ": time `" + tok[0] + "` is not a time (a number of ns, or e.g. `12.5ns`, `1 us`)");
     }
     if (!(seconds >= 0) || seconds > 3600) throw UsageError(where + ": time `" + tok[0] + "` is out of range");
@@ -142,8 +142,8 @@ memory::LoadPattern parse_pattern(const std::string& text) {
   } else if (kind == "strided" && !arg.empty()) {
     p.kind = memory::LoadPattern::Kind::Strided;
     try {
-      p.stride = static_cast<std::uint64_t>(sim::parse_quantity(arg, sim::Dimension::Bytes, true));
-    } catch (const sim::UnitError& e) {
+      p.stride = static_cast<std::uint64_t>(config::parse_quantity(arg, config::Dimension::Bytes, true));
+    } catch (const config::UnitError& e) {
       throw UsageError("--pattern strided:STRIDE: " + std::string(e.what()));
     }
     if (p.stride == 0) throw UsageError("--pattern strided:STRIDE: the stride must be at least 1 byte");
@@ -196,7 +196,7 @@ double merged_percentile(const std::vector<const counters::Distribution*>& dists
 }
 
 int run_mem(const GlobalOptions& global, const MemOptions& o) {
-  sim::ConfigLoader loader(full_schema(), preset_dirs(global));
+  config::ConfigLoader loader(full_schema(), preset_dirs(global));
   const std::string preset = "hbm/" + o.preset;
   {
     const std::vector<std::string> all = loader.available_presets();
@@ -214,7 +214,7 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
   if (!o.fidelity.empty()) loader.set("hbm.target.fidelity=" + o.fidelity);
   if (!o.refresh.empty()) loader.set("hbm.controller.refresh=" + o.refresh);
   if (!o.mapping.empty()) loader.set("hbm.mapping.preset=" + o.mapping);
-  const sim::Config cfg = loader.resolve();
+  const config::Config cfg = loader.resolve();
 
   memory::LoadPattern pattern;
   std::vector<memory::TraceRequest> trace_requests;
@@ -235,10 +235,10 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
       pattern.read_fraction = pct / 100.0;
     }
     try {
-      const double size = sim::parse_quantity(o.size, sim::Dimension::Bytes, true);
-      if (!(size >= 1 && size <= (1u << 30)) || size != std::floor(size)) throw sim::UnitError("out of range");
+      const double size = config::parse_quantity(o.size, config::Dimension::Bytes, true);
+      if (!(size >= 1 && size <= (1u << 30)) || size != std::floor(size)) throw config::UnitError("out of range");
       pattern.request_bytes = static_cast<std::uint32_t>(size);
-    } catch (const sim::UnitError&) {
+    } catch (const config::UnitError&) {
       throw UsageError("--size: `" + o.size + "` is not a size in 1 B .. 1 GiB");
     }
   }
@@ -375,7 +375,7 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
     std::cout << std::fixed << std::setprecision(2);
     std::cout << "  requests          " << completed << (errors ? " (" + std::to_string(errors) + " errors)" : "")
               << "\n"
-              << "  simulated time    " << sim::format_quantity(sim_s, sim::Dimension::Time) << "\n"
+              << "  simulated time    " << config::format_quantity(sim_s, config::Dimension::Time) << "\n"
               << "  bandwidth         " << bw / 1e9 << " GB/s of " << peak / 1e9 << " GB/s peak (" << 100 * bw / peak
               << "%)\n"
               << "  read latency      mean " << avg_read << " ns, p99 " << p99_read << " ns\n"

@@ -34,10 +34,10 @@
 #include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/pcie/root_complex.hpp"
 #include "sohusim/pcie/tlp_capture.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/correlation_extension.hpp"
 #include "sohusim/sim/instrumentation.hpp"
-#include "sohusim/sim/units.hpp"
+#include "sohusim/config/units.hpp"
 
 namespace sohusim::tools {
 
@@ -91,17 +91,17 @@ class BenchDevice : public sc_core::sc_module {
 
 std::uint64_t parse_bytes(const std::string& text, const char* option, double lo, double hi) {
   try {
-    const double v = sim::parse_quantity(text, sim::Dimension::Bytes, true);
+    const double v = config::parse_quantity(text, config::Dimension::Bytes, true);
     if (v >= lo && v <= hi && v == std::floor(v)) return static_cast<std::uint64_t>(v);
-  } catch (const sim::UnitError&) {
+  } catch (const config::UnitError&) {
   }
   throw UsageError(std::string(option) + ": `" + text + "` is not a size in " +
-                   sim::format_quantity(lo, sim::Dimension::Bytes) + " .. " +
-                   sim::format_quantity(hi, sim::Dimension::Bytes));
+                   config::format_quantity(lo, config::Dimension::Bytes) + " .. " +
+                   config::format_quantity(hi, config::Dimension::Bytes));
 }
 
 int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
-  sim::ConfigLoader loader(full_schema(), preset_dirs(global));
+  config::ConfigLoader loader(full_schema(), preset_dirs(global));
   apply_output_options(loader, o.out);
   if (o.gen != 0) loader.set("pcie.link.generation=" + std::to_string(o.gen));
   if (o.lanes != 0) loader.set("pcie.link.lanes=" + std::to_string(o.lanes));
@@ -117,7 +117,7 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
     ber << std::setprecision(17) << o.ber;
     loader.set("pcie.link.ber=" + ber.str());
   }
-  const sim::Config cfg = loader.resolve();
+  const config::Config cfg = loader.resolve();
 
   const pcie::LinkParams link_params = pcie::LinkParams::from_config(cfg);  // validated by the schema
   const std::uint64_t size = parse_bytes(o.size, "--size", 1, 1ULL << 30);
@@ -330,10 +330,10 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
               << link_params.max_tags() << " tags; " << o.pattern << ", " << request_bytes << " B requests x "
               << streams << " outstanding\n";
     std::cout << std::fixed << std::setprecision(2);
-    std::cout << "  moved             " << sim::format_quantity(static_cast<double>(bytes_done), sim::Dimension::Bytes)
+    std::cout << "  moved             " << config::format_quantity(static_cast<double>(bytes_done), config::Dimension::Bytes)
               << " in " << requests_done << " requests" << (errors ? " (" + std::to_string(errors) + " errors)" : "")
               << "\n"
-              << "  simulated time    " << sim::format_quantity(sim_s, sim::Dimension::Time) << "\n"
+              << "  simulated time    " << config::format_quantity(sim_s, config::Dimension::Time) << "\n"
               << "  throughput        " << throughput / 1e9 << " GB/s of " << raw / 1e9 << " GB/s raw ("
               << 100 * throughput / raw << "%); accounting model " << model / 1e9 << " GB/s\n"
               << "  TLPs / DLLPs      " << std::setprecision(0) << tlps << " / " << dllps << std::setprecision(2)

@@ -133,7 +133,7 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   std::unique_ptr<platform::Simulator> sim;
   try {
     sim = std::make_unique<platform::Simulator>(so);
-  } catch (const sim::ConfigError&) {
+  } catch (const config::ConfigError&) {
     throw;
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());

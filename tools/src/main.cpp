@@ -5,7 +5,7 @@
 #include <systemc>  // declares sc_main (extern "C")
 
 #include "cli.hpp"
-#include "sohusim/sim/config_error.hpp"
+#include "sohusim/config/config_error.hpp"
 
 // SystemC's library has a main() of its own that prints a copyright banner on
 // stdout before calling sc_main(); our stdout carries results (JSON, tables), so
@@ -54,7 +54,7 @@ int sc_main(int argc, char* argv[]) {
   }
   try {
     return action ? action() : kUsageError;
-  } catch (const sohusim::sim::ConfigError& e) {
+  } catch (const sohusim::config::ConfigError& e) {
     std::cerr << e.what() << '\n';
     return kUsageError;
   } catch (const UsageError& e) {

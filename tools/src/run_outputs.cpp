@@ -50,14 +50,14 @@ void add_output_options(CLI::App* cmd, OutputOptions& o, const std::string& conf
   cmd->add_flag("--json", o.json, "print the result as one JSON object");
 }
 
-void apply_output_options(sim::ConfigLoader& loader, const OutputOptions& o) {
+void apply_output_options(config::ConfigLoader& loader, const OutputOptions& o) {
   for (const auto& f : o.files) loader.load_file(f);
   for (const auto& s : o.sets) loader.set(s);
   if (!o.trace.empty()) loader.set("trace.file=" + o.trace);
   if (!o.stats.empty()) loader.set("stats.file=" + o.stats);
 }
 
-SimulationRun run_simulation(const sim::Config& config) {
+SimulationRun run_simulation(const config::Config& config) {
   SimulationRun run;
   const sc_core::sc_time limit(config.get_quantity("sim.stop_time"), sc_core::SC_SEC);
   const auto wall0 = std::chrono::steady_clock::now();

@@ -11,7 +11,7 @@
 
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::tools {
 
@@ -24,7 +24,7 @@ struct OutputOptions {
 };
 void add_output_options(CLI::App* cmd, OutputOptions& o, const std::string& config_help);
 // Loads the files, applies the overrides, then --trace / --stats as trace.file / stats.file.
-void apply_output_options(sim::ConfigLoader& loader, const OutputOptions& o);
+void apply_output_options(config::ConfigLoader& loader, const OutputOptions& o);
 
 // Runs the kernel until it runs out of events or reaches sim.stop_time. A model's
 // exception ends the run with exit code 1 and its message; what was produced stays.
@@ -39,7 +39,7 @@ struct SimulationRun {
   // (a model lost the work: a simulator bug to report).
   std::string unfinished() const;
 };
-SimulationRun run_simulation(const sim::Config& config);
+SimulationRun run_simulation(const config::Config& config);
 
 // Creates the stats file now to prove the path works; throws UsageError if not.
 void check_stats_path(const std::string& path);

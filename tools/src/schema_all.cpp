@@ -7,8 +7,8 @@
 
 namespace sohusim::tools {
 
-sim::Schema full_schema() {
-  sim::Schema s = sim::core_schema();
+config::Schema full_schema() {
+  config::Schema s = sim::core_schema();
   s.merge(demo_schema());
   s.merge(memory::memory_schema());
   s.merge(pcie::pcie_schema());

@@ -3,12 +3,12 @@
 // merged. Each layer declares its own next to the objects that use them; this is
 // the one place that knows which layers exist.
 
-#include "sohusim/sim/config_schema.hpp"
+#include "sohusim/config/config_schema.hpp"
 
 namespace sohusim::tools {
 
-sim::Schema full_schema();
+config::Schema full_schema();
 // Parameters of `sohusim demo` (the `demo.*` section).
-sim::Schema demo_schema();
+config::Schema demo_schema();
 
 }  // namespace sohusim::tools

@@ -58,7 +58,7 @@ profiler::RunProfile build_run_profile(Simulator& sim, const std::vector<workloa
     const std::string dev = "dev" + std::to_string(d);
     const unsigned h = d / per_host;
     const models::DeviceParams& dp = sys.device(d).params();
-    const sim::Config& cfg = sys.host_config(h);
+    const config::Config& cfg = sys.host_config(h);
     const memory::SramParams sram = memory::SramParams::from_config(cfg);
     const pcie::LinkParams link = pcie::LinkParams::from_config(cfg);
     ports[d] = static_cast<double>(reg.glob(dev + ".c2c.to*.tx.bytes").size());

@@ -52,7 +52,7 @@
 #include "sohusim/memory/dram_spec.hpp"
 #include "sohusim/memory/memory_backend.hpp"
 
-namespace sohusim::sim {
+namespace sohusim::config {
 class Config;
 }
 
@@ -77,7 +77,7 @@ struct ControllerParams {
   std::uint32_t latency = 16;               // controller + PHY, cycles
   std::uint32_t write_forward_latency = 4;  // cycles, before `latency`
 
-  static ControllerParams from_config(const sim::Config& config);
+  static ControllerParams from_config(const config::Config& config);
 };
 
 /// Throws std::invalid_argument, naming the timings, if `refresh` would leave a

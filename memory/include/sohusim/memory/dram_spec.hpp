@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sohusim::sim {
+namespace sohusim::config {
 class Config;
 }
 
@@ -178,7 +178,7 @@ struct DramSpec {
   /// Builds constraints and table from org and timing; the usual way to make one.
   static DramSpec make(std::string name, const DramOrganization& org, const DramTimings& timing);
   /// From a resolved configuration holding the hbm_schema() keys (hbm.org.*, hbm.timing.*).
-  static DramSpec from_config(const sim::Config& config);
+  static DramSpec from_config(const config::Config& config);
 
   double tCK_seconds() const { return timing.tCK_ps * 1e-12; }
   double clock_hz() const { return 1.0 / tCK_seconds(); }

@@ -44,7 +44,7 @@
 #include "sohusim/memory/dram_spec.hpp"
 #include "sohusim/memory/memory_backend.hpp"
 
-namespace sohusim::sim {
+namespace sohusim::config {
 class Config;
 }
 
@@ -55,7 +55,7 @@ class DramSystem final : public MemoryBackend {
   DramSystem(DramSpec spec, AddressMapping mapping, ControllerParams params, const counters::Scope& scope);
   /// Spec, mapping and controller parameters from a resolved configuration holding the
   /// hbm_schema() keys.
-  static std::unique_ptr<DramSystem> from_config(const sim::Config& config, const counters::Scope& scope);
+  static std::unique_ptr<DramSystem> from_config(const config::Config& config, const counters::Scope& scope);
   ~DramSystem() override;
 
   DramSystem(const DramSystem&) = delete;

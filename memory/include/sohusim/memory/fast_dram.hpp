@@ -89,7 +89,7 @@ class FastDram final : public MemoryBackend {
  public:
   FastDram(const DramSpec& spec, const AddressMapping& mapping, const FastDramParams& params,
            const sim::Instrumentation& inst, const std::string& stats_prefix);
-  static std::unique_ptr<FastDram> from_config(const sim::Config& config, const sim::Instrumentation& inst,
+  static std::unique_ptr<FastDram> from_config(const config::Config& config, const sim::Instrumentation& inst,
                                                const std::string& stats_prefix);
   ~FastDram() override;
 

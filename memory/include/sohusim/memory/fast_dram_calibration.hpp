@@ -3,7 +3,7 @@
 // access), plain data without SystemC so that the hbm.* schema can offer them as keys.
 #include <vector>
 
-namespace sohusim::sim {
+namespace sohusim::config {
 class Config;
 }
 
@@ -30,7 +30,7 @@ struct FastDramCalibration {
   static const std::vector<Term>& terms();
   static FastDramCalibration fitted();
   // Reads hbm.fast.* (each key the config has overrides the fitted value).
-  static FastDramCalibration from_config(const sim::Config& config);
+  static FastDramCalibration from_config(const config::Config& config);
 };
 
 }  // namespace sohusim::memory

@@ -95,7 +95,7 @@
 #include <vector>
 
 #include "sohusim/memory/memory_backend.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/sparse_memory.hpp"
 
@@ -112,17 +112,17 @@ struct HbmMemoryParams {
   bool use_bulk = true;                           // hand multi-access requests to FastDram whole
 
   /// sim.data_mode, hbm.stacks, hbm.target.*.
-  static HbmMemoryParams from_config(const sim::Config& config);
+  static HbmMemoryParams from_config(const config::Config& config);
 };
 
 /// The fidelity a memory runs at: `hbm.target.fidelity` when it is not `inherit`, else
 /// `sim.fidelity`. Returns "detailed" or "fast".
-std::string hbm_fidelity(const sim::Config& config);
+std::string hbm_fidelity(const config::Config& config);
 
 /// Builds the backend of the HBM described by `config` (hbm.*) at `fidelity`, registering
 /// its per-pseudo-channel stats under `stats_prefix`. Throws std::invalid_argument for an
 /// unknown fidelity.
-std::unique_ptr<MemoryBackend> make_hbm_backend(const sim::Config& config, const std::string& fidelity,
+std::unique_ptr<MemoryBackend> make_hbm_backend(const config::Config& config, const std::string& fidelity,
                                                 const sim::Instrumentation& inst, const std::string& stats_prefix);
 
 class HbmMemory : public sc_core::sc_module {
@@ -133,7 +133,7 @@ class HbmMemory : public sc_core::sc_module {
   HbmMemory(sc_core::sc_module_name name, std::unique_ptr<MemoryBackend> backend, const HbmMemoryParams& params,
             const sim::Instrumentation& inst, const std::string& stats_prefix);
   /// Builds the backend from the config (make_hbm_backend at hbm_fidelity(config)).
-  HbmMemory(sc_core::sc_module_name name, const sim::Config& config, const sim::Instrumentation& inst,
+  HbmMemory(sc_core::sc_module_name name, const config::Config& config, const sim::Instrumentation& inst,
             const std::string& stats_prefix);
   ~HbmMemory() override;
 

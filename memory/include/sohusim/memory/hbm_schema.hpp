@@ -20,20 +20,20 @@
 #include <cstdint>
 
 #include "sohusim/memory/dram_spec.hpp"
-#include "sohusim/sim/config_schema.hpp"
+#include "sohusim/config/config_schema.hpp"
 
 namespace sohusim::memory {
 
-sim::Schema hbm_schema();
+config::Schema hbm_schema();
 
 /// The organization a resolved configuration describes; rows are derived from
 /// die_density x dies unless hbm.org.rows is set. Assumes the schema checks passed.
-DramOrganization organization_from_config(const sim::Config& config);
+DramOrganization organization_from_config(const config::Config& config);
 
 /// nBL: burst_length / (data_rate x tCK), the cycles one access holds the data bus.
-std::uint32_t burst_cycles_from_config(const sim::Config& config);
+std::uint32_t burst_cycles_from_config(const config::Config& config);
 
 /// hbm.timing.tRFCab if set, else the die density's tRFCab (ns) rounded up to cycles.
-std::uint32_t trfcab_cycles_from_config(const sim::Config& config);
+std::uint32_t trfcab_cycles_from_config(const config::Config& config);
 
 }  // namespace sohusim::memory

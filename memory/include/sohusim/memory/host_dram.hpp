@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/sparse_memory.hpp"
 
@@ -57,7 +57,7 @@ struct HostDramParams {
   bool functional = false;
 
   /// Reads `host_dram.*` and `sim.data_mode`.
-  static HostDramParams from_config(const sim::Config& config);
+  static HostDramParams from_config(const config::Config& config);
   /// Throws std::invalid_argument naming the field.
   void validate() const;
   /// channels x channel_bandwidth x efficiency.

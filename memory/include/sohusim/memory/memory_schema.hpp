@@ -7,14 +7,14 @@
 //                  bulk requests, bandwidth-track interval (hbm_memory.hpp)
 //   sram.*         the on-chip scratchpad (sram.hpp)
 //   host_dram.*    the host's DDR5 memory (host_dram.hpp)
-#include "sohusim/sim/config_schema.hpp"
+#include "sohusim/config/config_schema.hpp"
 
 namespace sohusim::memory {
 
 /// hbm_schema() merged with the parameters of the TLM target, the SRAM and host DRAM.
-sim::Schema memory_schema();
+config::Schema memory_schema();
 
 /// Only the parameters declared in memory_schema.cpp (hbm.target.*, sram.*, host_dram.*).
-sim::Schema memory_frontend_schema();
+config::Schema memory_frontend_schema();
 
 }  // namespace sohusim::memory

@@ -50,7 +50,7 @@
 #include <string>
 #include <vector>
 
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/sparse_memory.hpp"
 
@@ -67,7 +67,7 @@ struct SramParams {
 
   /// Reads `sram.*` and the clock named by `sram.clock` from `sim.clocks`, and
   /// `sim.data_mode`. The config must come from a schema that merged memory_schema().
-  static SramParams from_config(const sim::Config& config);
+  static SramParams from_config(const config::Config& config);
   /// Throws std::invalid_argument naming the field: zero sizes, a capacity that is not a
   /// whole number of lines, a non-positive clock.
   void validate() const;

@@ -12,7 +12,7 @@
 #include "sohusim/models/matrix_engine_params.hpp"
 #include "sohusim/models/timestamp_counter.hpp"
 #include "sohusim/models/vector_cost.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::models {
 
@@ -44,7 +44,7 @@ struct DeviceParams {
 
   /// Reads the config (which must come from a schema that merged device_schema(),
   /// memory_schema() and the core schema). HBM size and peak come from `hbm.*`.
-  static DeviceParams from_config(const sim::Config& config);
+  static DeviceParams from_config(const config::Config& config);
   /// Throws std::invalid_argument naming the field.
   void validate() const;
   std::uint64_t period_ps() const;

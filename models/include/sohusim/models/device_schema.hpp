@@ -4,10 +4,10 @@
 // h100-like) sets them together with the HBM (`hbm.*`, through `extends:`), the SRAM
 // (`sram.*`), the engine clock (`sim.clocks.engine`) and the PCIe link (`pcie.link.*`).
 // docs/device.md lists every key with its assumption or source.
-#include "sohusim/sim/config_schema.hpp"
+#include "sohusim/config/config_schema.hpp"
 
 namespace sohusim::models {
 
-sim::Schema device_schema();
+config::Schema device_schema();
 
 }  // namespace sohusim::models

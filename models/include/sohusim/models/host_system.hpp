@@ -40,7 +40,7 @@
 #include "sohusim/pcie/pcie_port.hpp"
 #include "sohusim/pcie/root_complex.hpp"
 #include "sohusim/sim/address_router.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 
 namespace sohusim::models {
@@ -61,16 +61,16 @@ class HostSystem {
   struct DeviceSlot {
     std::string name;
     unsigned index = 0;
-    const sim::Config* config = nullptr;
+    const config::Config* config = nullptr;
     sim::Instrumentation inst{};
   };
 
   /// Builds the host from `config` (tools'/platform's full schema: core, memory, pcie and
   /// device) with the given devices (1 .. kMaxDevices). `host` is the stats prefix (host0).
-  HostSystem(const sim::Config& config, const sim::Instrumentation& inst, const std::string& host,
+  HostSystem(const config::Config& config, const sim::Instrumentation& inst, const std::string& host,
              const std::vector<DeviceSlot>& devices);
   /// One host with one device (the device tests' and `sohusim gemm`'s machine).
-  HostSystem(const sim::Config& config, const sim::Instrumentation& inst, const std::string& host = "host0",
+  HostSystem(const config::Config& config, const sim::Instrumentation& inst, const std::string& host = "host0",
              const std::string& device = "dev0", unsigned index = 0);
   ~HostSystem();
 

@@ -52,7 +52,7 @@
 #include "sohusim/models/tlm_memory_port.hpp"
 #include "sohusim/models/trace_unit.hpp"
 #include "sohusim/pcie/pcie_endpoint.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 
 namespace sohusim::models {
@@ -64,7 +64,7 @@ class SohuDevice : public sc_core::sc_module {
 
   /// Builds the device described by `config` (device.*, hbm.*, sram.*, sim.*).
   /// `index` is the device's number in its system (chip-to-chip addressing).
-  SohuDevice(sc_core::sc_module_name name, const sim::Config& config, const sim::Instrumentation& inst,
+  SohuDevice(sc_core::sc_module_name name, const config::Config& config, const sim::Instrumentation& inst,
              const std::string& prefix, unsigned index = 0);
   ~SohuDevice() override;
 

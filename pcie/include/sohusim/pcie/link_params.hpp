@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::pcie {
 
@@ -71,8 +71,8 @@ struct LinkParams {
   std::uint64_t training_ps = 100'000'000;     // link training (Detect -> L0) at reset
   std::uint64_t init_fc_ps = 1'000'000;        // InitFC exchange after training, before the first TLP
 
-  /// Reads `pcie.link.*`. Throws sim::ConfigError-style std::invalid_argument naming the key.
-  static LinkParams from_config(const sim::Config& config, const std::string& prefix = "pcie.link");
+  /// Reads `pcie.link.*`. Throws config::ConfigError-style std::invalid_argument naming the key.
+  static LinkParams from_config(const config::Config& config, const std::string& prefix = "pcie.link");
   /// Throws std::invalid_argument naming the field and the allowed values.
   void validate() const;
 

@@ -2,15 +2,15 @@
 // The configuration keys of pcie/: `pcie.link.*` (the link, see link_params.hpp),
 // `pcie.root.*` (root complex, host-memory path, MMIO) and `pcie.iommu.*`.
 #include "sohusim/pcie/iommu.hpp"
-#include "sohusim/sim/config.hpp"
-#include "sohusim/sim/config_schema.hpp"
+#include "sohusim/config/config.hpp"
+#include "sohusim/config/config_schema.hpp"
 
 namespace sohusim::pcie {
 
-sim::Schema pcie_schema();
+config::Schema pcie_schema();
 
 /// `pcie.iommu.*`; the page tables live in the top 64 MiB of host memory
 /// (`host_dram.capacity`), where the walks' reads land in the host DRAM model.
-IommuParams iommu_params_from_config(const sim::Config& config);
+IommuParams iommu_params_from_config(const config::Config& config);
 
 }  // namespace sohusim::pcie

@@ -37,7 +37,7 @@
 #include "sohusim/pcie/interrupt_controller.hpp"
 #include "sohusim/pcie/iommu.hpp"
 #include "sohusim/pcie/pcie_port.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 
 namespace sohusim::pcie {
@@ -55,7 +55,7 @@ struct RootComplexParams {
   double remote_bandwidth = 20e9;  // B/s of DMA across the inter-socket link
 
   /// Reads `pcie.root.*`. Throws std::invalid_argument naming the key for bad values.
-  static RootComplexParams from_config(const sim::Config& config);
+  static RootComplexParams from_config(const config::Config& config);
   void validate() const;
 };
 

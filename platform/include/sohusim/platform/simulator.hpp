@@ -29,7 +29,7 @@
 #include "sohusim/driver/device_access.hpp"
 #include "sohusim/driver/runtime.hpp"
 #include "sohusim/platform/profiling/clock_ping.hpp"
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::platform {
 

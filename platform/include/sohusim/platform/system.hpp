@@ -20,13 +20,13 @@
 #include "sohusim/platform/host_network.hpp"
 #include "sohusim/platform/sim_device_access.hpp"
 #include "sohusim/platform/system_spec.hpp"
-#include "sohusim/sim/config.hpp"
-#include "sohusim/sim/config_schema.hpp"
+#include "sohusim/config/config.hpp"
+#include "sohusim/config/config_schema.hpp"
 
 namespace sohusim::platform {
 
 /// Every layer's parameters (core, memory, pcie, device): what a host's config validates against.
-sim::Schema config_schema();
+config::Schema config_schema();
 
 /// Where presets and system files are looked up when the caller gives no directory:
 /// $SOHUSIM_CONFIGS, the source tree's configs/ and the installed share/sohusim/configs.
@@ -42,7 +42,7 @@ class System {
   unsigned host_count() const { return static_cast<unsigned>(hosts_.size()); }
   models::HostSystem& host(unsigned h) { return *hosts_.at(h)->system; }
   SimDeviceAccess& access(unsigned h) { return *hosts_.at(h)->access; }
-  const sim::Config& host_config(unsigned h) const { return *hosts_.at(h)->config; }
+  const config::Config& host_config(unsigned h) const { return *hosts_.at(h)->config; }
   counters::TrackId host_track(unsigned h) const { return hosts_.at(h)->track; }
   /// The trace process of a device (system-wide index); 0 when not tracing.
   counters::TrackId device_track(unsigned global) const { return device_tracks_.at(global); }
@@ -55,7 +55,7 @@ class System {
 
  private:
   struct Host {
-    std::unique_ptr<sim::Config> config;
+    std::unique_ptr<config::Config> config;
     std::unique_ptr<models::HostSystem> system;
     std::unique_ptr<SimDeviceAccess> access;
     counters::TrackId track = 0;

@@ -14,10 +14,10 @@
 // configs/default.yaml writes these parameters out with their defaults.
 #pragma once
 
-#include "sohusim/sim/config_schema.hpp"
+#include "sohusim/config/config_schema.hpp"
 
 namespace sohusim::sim {
 
-Schema core_schema();
+config::Schema core_schema();
 
 }  // namespace sohusim::sim

@@ -1,4 +1,4 @@
-// sohusim/sim/config.hpp — loading, layering and reading a configuration.
+// sohusim/config/config.hpp — loading, layering and reading a configuration.
 //
 // A configuration is assembled from layers, each overriding the ones before it:
 //
@@ -28,8 +28,8 @@
 // required keys, failed checks) are all collected by resolve() and thrown together.
 #pragma once
 
-#include "sohusim/sim/config_error.hpp"
-#include "sohusim/sim/config_schema.hpp"
+#include "sohusim/config/config_error.hpp"
+#include "sohusim/config/config_schema.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -40,7 +40,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sohusim::sim {
+namespace sohusim::config {
 
 /// A resolved, validated configuration. Immutable and cheap to copy (copies share the
 /// data). Every declared parameter with a default has a value; keys are dotted paths.
@@ -149,4 +149,4 @@ class ConfigLoader {
   std::unique_ptr<State> state_;
 };
 
-}  // namespace sohusim::sim
+}  // namespace sohusim::config

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sohusim::sim::detail {
+namespace sohusim::config::detail {
 
 // "a.b.c" -> {"a", "b", "c"}; "" -> {""}; views into `key`.
 inline std::vector<std::string_view> split_key(std::string_view key) {
@@ -19,4 +19,4 @@ inline std::vector<std::string_view> split_key(std::string_view key) {
   return segments;
 }
 
-}  // namespace sohusim::sim::detail
+}  // namespace sohusim::config::detail

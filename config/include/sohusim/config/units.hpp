@@ -1,4 +1,4 @@
-// sohusim/sim/units.hpp — physical quantities as people write them in configs.
+// sohusim/config/units.hpp — physical quantities as people write them in configs.
 //
 // A quantity is text such as "1.5 GHz", "625 ps", "64 KiB", "819.2 GB/s", "6.4 Gbps",
 // "32 GT/s", "350 W", "0.5 pJ" or "80 %". Parsing turns it into a double in the SI base
@@ -33,7 +33,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sohusim::sim {
+namespace sohusim::config {
 
 enum class Dimension {
   None,          // a plain number
@@ -104,4 +104,4 @@ std::string format_quantity(double si, Dimension dimension);
 /// `dimension`.
 std::string format_quantity(double si, Dimension dimension, std::string_view unit);
 
-}  // namespace sohusim::sim
+}  // namespace sohusim::config

@@ -1,5 +1,5 @@
 // Parameter declarations: the builder, value parsing and range checks of one parameter.
-#include "sohusim/sim/config_schema.hpp"
+#include "sohusim/config/config_schema.hpp"
 
 #include "config_keys.hpp"
 
@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <system_error>
 
-namespace sohusim::sim {
+namespace sohusim::config {
 namespace {
 
 using detail::split_key;
@@ -713,4 +713,4 @@ Schema::Section Schema::Section::section(std::string_view name, std::string_view
   return schema_->section(prefix_ + std::string(name), description);
 }
 
-}  // namespace sohusim::sim
+}  // namespace sohusim::config

@@ -1,4 +1,4 @@
-// sohusim/sim/config_error.hpp — what is wrong with a configuration, and where.
+// sohusim/config/config_error.hpp — what is wrong with a configuration, and where.
 //
 // Configuration problems are reported the way a compiler reports errors: one line per
 // problem, naming the file, line and column, the key, what is wrong and what is allowed:
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace sohusim::sim {
+namespace sohusim::config {
 
 struct ConfigDiagnostic {
   /// Where the offending text is: a file path, "--set" for a command-line override, or
@@ -71,4 +71,4 @@ class ConfigError : public std::runtime_error {
   std::vector<ConfigDiagnostic> diagnostics_;
 };
 
-}  // namespace sohusim::sim
+}  // namespace sohusim::config

@@ -1,7 +1,7 @@
 // Loading configurations: layering (preset < file < extends order < --set), open maps,
 // lists of sections, every error kind with its exact location and allowed values,
 // schema checks, source_of, and the to_yaml()/to_json() output.
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/sim/core_schema.hpp"
 
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace sohusim::sim {
+namespace sohusim::config {
 namespace {
 namespace fs = std::filesystem;
 
@@ -37,7 +37,7 @@ Schema host_schema() {
 
 // The core schema plus an HBM layer and a platform layer, merged the way the tool will.
 Schema test_schema() {
-  Schema schema = core_schema();
+  Schema schema = sim::core_schema();
 
   Schema hbm;
   hbm.section("hbm", "HBM3E stacks")
@@ -356,7 +356,7 @@ TEST_F(ConfigLoaderTest, UnknownEnumChoiceListsTheChoices) {
 }
 
 TEST_F(ConfigLoaderTest, MissingRequiredKeyIsReported) {
-  Schema schema = core_schema();
+  Schema schema = sim::core_schema();
   schema.section("device").string("serial", "", "board serial number").required();
   schema.section("device").integer("slot", 0, 0, 7, "PCIe slot").required();
   EXPECT_EQ(errors([&] { ConfigLoader(schema).resolve(); }),
@@ -417,7 +417,7 @@ TEST_F(ConfigLoaderTest, MissingFileAndUnknownPresetAreReported) {
   EXPECT_EQ(errors([&] { loader().load_file(missing); }),
             std::vector<std::string>{shown("y.yaml") + ":1:10: extends: cannot open `" + shown("base.yaml") +
                                      "`: no such file"});
-  EXPECT_EQ(errors([&] { ConfigLoader(core_schema()).load_preset("default"); }),
+  EXPECT_EQ(errors([&] { ConfigLoader(sim::core_schema()).load_preset("default"); }),
             std::vector<std::string>{"unknown preset `default`; allowed: (no preset folder is configured)"});
 }
 
@@ -454,7 +454,7 @@ TEST_F(ConfigLoaderTest, ExtendsCyclesAreReported) {
 TEST_F(ConfigLoaderTest, AllProblemsAreReportedTogetherInFileOrder) {
   const std::string bad = std::string(SOHUSIM_SOURCE_DIR) + "/configs/examples/bad-config.yaml";
   const std::string at = fs::path(bad).lexically_normal().generic_string();
-  ConfigLoader l(core_schema());
+  ConfigLoader l(sim::core_schema());
   l.load_file(bad);
   EXPECT_EQ(errors([&] { l.resolve(); }),
             (std::vector<std::string>{
@@ -600,10 +600,10 @@ TEST_F(ConfigLoaderTest, ToJsonHoldsTypedValuesInSiUnits) {
 }
 
 TEST_F(ConfigLoaderTest, DefaultYamlWritesOutEveryCoreDefault) {
-  ConfigLoader l(core_schema(), {fs::path(SOHUSIM_SOURCE_DIR) / "configs"});
+  ConfigLoader l(sim::core_schema(), {fs::path(SOHUSIM_SOURCE_DIR) / "configs"});
   const Config from_file = l.load_preset("default").resolve();
-  EXPECT_EQ(from_file.to_json(), ConfigLoader(core_schema()).resolve().to_json());
-  const Schema schema = core_schema();
+  EXPECT_EQ(from_file.to_json(), ConfigLoader(sim::core_schema()).resolve().to_json());
+  const Schema schema = sim::core_schema();
   for (const ParamSpec& spec : schema.params()) {
     if (spec.key.find('*') != std::string::npos) continue;
     EXPECT_NE(from_file.source_of(spec.key).find("default.yaml:"), std::string::npos) << spec.key;
@@ -611,4 +611,4 @@ TEST_F(ConfigLoaderTest, DefaultYamlWritesOutEveryCoreDefault) {
 }
 
 }  // namespace
-}  // namespace sohusim::sim
+}  // namespace sohusim::config

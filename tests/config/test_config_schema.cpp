@@ -1,6 +1,6 @@
 // Schema declaration: the builder, declaration mistakes, value parsing per type, lookups
 // through open maps, merging layers, and the core schema.
-#include "sohusim/sim/config_schema.hpp"
+#include "sohusim/config/config_schema.hpp"
 #include "sohusim/sim/core_schema.hpp"
 
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace sohusim::sim {
+namespace sohusim::config {
 namespace {
 
 Schema timing_schema() {
@@ -184,7 +184,7 @@ TEST(ConfigSchemaTest, ModifiersMakeParametersRequiredOrOptional) {
 }
 
 TEST(ConfigSchemaTest, MergeCombinesLayersAndRejectsDuplicates) {
-  Schema merged = core_schema();
+  Schema merged = sim::core_schema();
   merged.merge(timing_schema());
   merged.add_check([](const Config&, std::vector<ConfigDiagnostic>&) {});
   EXPECT_NE(merged.find("sim.seed"), nullptr);
@@ -216,7 +216,7 @@ TEST(ConfigSchemaTest, ClosestMatchSuggestsPlausibleTypos) {
 }
 
 TEST(ConfigSchemaTest, CoreSchemaDeclaresTheSimulationParameters) {
-  const Schema schema = core_schema();
+  const Schema schema = sim::core_schema();
   const auto default_of = [&schema](const char* key) { return *schema.find(key)->default_value; };
   EXPECT_EQ(std::get<std::uint64_t>(default_of("sim.seed")), 1U);
   EXPECT_EQ(std::get<std::string>(default_of("sim.fidelity")), "fast");
@@ -240,4 +240,4 @@ TEST(ConfigSchemaTest, CoreSchemaDeclaresTheSimulationParameters) {
 }
 
 }  // namespace
-}  // namespace sohusim::sim
+}  // namespace sohusim::config

@@ -1,5 +1,5 @@
 // Parsing and formatting of physical quantities; see units.hpp for the accepted units.
-#include "sohusim/sim/units.hpp"
+#include "sohusim/config/units.hpp"
 
 #include <array>
 #include <charconv>
@@ -9,7 +9,7 @@
 #include <optional>
 #include <system_error>
 
-namespace sohusim::sim {
+namespace sohusim::config {
 namespace {
 
 // A unit scales its number by 10^exp10 (decimal prefixes, applied to the text) and then by
@@ -481,4 +481,4 @@ std::string format_quantity(double si, Dimension dimension, std::string_view uni
   return format_in(si, *def);
 }
 
-}  // namespace sohusim::sim
+}  // namespace sohusim::config

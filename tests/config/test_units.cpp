@@ -1,6 +1,6 @@
 // Physical quantities: parsing every dimension, error messages, best-prefix formatting
 // and the exact text round trip.
-#include "sohusim/sim/units.hpp"
+#include "sohusim/config/units.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace sohusim::sim {
+namespace sohusim::config {
 namespace {
 
 struct Case {
@@ -203,4 +203,4 @@ TEST(UnitsTest, DescribesDimensions) {
 }
 
 }  // namespace
-}  // namespace sohusim::sim
+}  // namespace sohusim::config

@@ -1,6 +1,6 @@
 // Configuration loading: YAML layers merged into one tree, validated against a Schema into
 // an immutable Config, and printed back as YAML or JSON.
-#include "sohusim/sim/config.hpp"
+#include "sohusim/config/config.hpp"
 
 #include "config_keys.hpp"
 
@@ -23,7 +23,7 @@
 #include <tuple>
 #include <utility>
 
-namespace sohusim::sim {
+namespace sohusim::config {
 namespace fs = std::filesystem;
 
 namespace {
@@ -1192,4 +1192,4 @@ const Schema& ConfigLoader::schema() const noexcept {
   return *state_->schema;
 }
 
-}  // namespace sohusim::sim
+}  // namespace sohusim::config

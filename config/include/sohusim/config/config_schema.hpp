@@ -1,4 +1,4 @@
-// sohusim/sim/config_schema.hpp — the parameters a configuration may hold.
+// sohusim/config/config_schema.hpp — the parameters a configuration may hold.
 //
 // A schema is a list of declared parameters addressed by dotted key paths
 // ("hbm.timing.tCK"). Each parameter has a type, a default, an allowed range, a one-line
@@ -41,8 +41,8 @@
 // programming errors and throw std::logic_error at declaration time.
 #pragma once
 
-#include "sohusim/sim/config_error.hpp"
-#include "sohusim/sim/units.hpp"
+#include "sohusim/config/config_error.hpp"
+#include "sohusim/config/units.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -54,7 +54,7 @@
 #include <variant>
 #include <vector>
 
-namespace sohusim::sim {
+namespace sohusim::config {
 
 class Config;
 class Schema;
@@ -238,4 +238,4 @@ class Schema::Section {
   std::optional<std::size_t> last_;
 };
 
-}  // namespace sohusim::sim
+}  // namespace sohusim::config
