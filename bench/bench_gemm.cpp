@@ -19,9 +19,9 @@
 
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/memory/memory_schema.hpp"
-#include "sohusim/models/device_schema.hpp"
-#include "sohusim/models/host_agent.hpp"
-#include "sohusim/models/host_system.hpp"
+#include "sohusim/device/device_schema.hpp"
+#include "sohusim/platform/host_agent.hpp"
+#include "sohusim/platform/host_system.hpp"
 #include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/config/config.hpp"
 #include "sohusim/sim/core_schema.hpp"
@@ -35,7 +35,7 @@ config::Config sohu_config() {
   config::Schema s = sim::core_schema();
   s.merge(memory::memory_schema());
   s.merge(pcie::pcie_schema());
-  s.merge(models::device_schema());
+  s.merge(device::device_schema());
   config::ConfigLoader loader(s, {std::string(SOHUSIM_SOURCE_DIR) + "/configs"});
   loader.load_preset("arch/sohu");
   loader.set("device.replay=false");  // see the header comment
@@ -45,13 +45,13 @@ config::Config sohu_config() {
 struct Fixture {
   counters::Registry registry;
   sim::Instrumentation inst;
-  std::unique_ptr<models::HostSystem> sys;
-  std::unique_ptr<models::HostAgent> agent;
+  std::unique_ptr<platform::HostSystem> sys;
+  std::unique_ptr<platform::HostAgent> agent;
   Fixture() {
     sim::ensure_time_resolution();
     inst.registry = &registry;
-    sys = std::make_unique<models::HostSystem>(sohu_config(), inst);
-    agent = std::make_unique<models::HostAgent>(*sys);
+    sys = std::make_unique<platform::HostSystem>(sohu_config(), inst);
+    agent = std::make_unique<platform::HostAgent>(*sys);
     sc_core::sc_spawn([this] {
       agent->probe();
       agent->enable();
@@ -74,7 +74,7 @@ void BM_Gemm(benchmark::State& state) {
   for (auto _ : state) {
     const sc_core::sc_time t0 = sc_core::sc_time_stamp();
     sc_core::sc_spawn([&f, n, bytes] {
-      f.agent->run(1, models::make_gemm(0, bytes, 2 * bytes, n, n, n, models::DataType::BF16, models::DataType::BF16));
+      f.agent->run(1, platform::make_gemm(0, bytes, 2 * bytes, n, n, n, device::DataType::BF16, device::DataType::BF16));
     });
     sc_core::sc_start();
     simulated = (sc_core::sc_time_stamp() - t0).to_seconds();

@@ -18,7 +18,7 @@ if(SOHUSIM_SANITIZE)
 endif()
 
 # sohusim_add_library(<folder> DEPS <targets...>)
-# Builds <folder>/src/*.cpp into sohusim_<folder>, exported as sohusim::<folder>,
+# Builds <folder>/src/**.cpp into sohusim_<folder>, exported as sohusim::<folder>,
 # with public headers under <folder>/include (installed as include/sohusim/<folder>).
 function(sohusim_add_library folder)
   cmake_parse_arguments(ARG "" "" "DEPS;PRIVATE_DEPS" ${ARGN})
@@ -33,6 +33,7 @@ function(sohusim_add_library folder)
   target_include_directories(${_t} PUBLIC
     $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_include_directories(${_t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)  # the folder's private headers
   target_link_libraries(${_t} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   target_compile_features(${_t} PUBLIC cxx_std_17)
   sohusim_apply_flags(${_t})

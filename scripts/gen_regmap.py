@@ -4,7 +4,7 @@
 The single source is regmap/sohu_regmap.yaml (its schema is described at its top).
 Outputs, relative to --out-dir (default: the repository root):
   regmap/include/sohusim/regmap/sohu_regs.h  C99/C++ header for drivers
-  models/src/regmap_table.inc                 tables the RegisterFile decoder is built from
+  device/src/frontend/regmap_table.inc        tables the RegisterFile decoder is built from
   docs/registers.md                           documentation
 
 Usage:
@@ -34,7 +34,7 @@ except ImportError:  # pragma: no cover - depends on the machine
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_YAML = os.path.join(REPO, "regmap", "sohu_regmap.yaml")
 OUT_HEADER = "regmap/include/sohusim/regmap/sohu_regs.h"
-OUT_TABLE = "models/src/regmap_table.inc"
+OUT_TABLE = "device/src/frontend/regmap_table.inc"
 OUT_DOC = "docs/registers.md"
 SCRIPT_NAME = "scripts/gen_regmap.py"
 
@@ -1141,9 +1141,9 @@ def command_defined_masks(m, cmd):
 
 def emit_table(m, yaml_name):
     o = [banner("cpp", yaml_name)]
-    o.append("//\n// Included once, by models/src/register_map.cpp, after register_map.hpp (which declares\n"
+    o.append("//\n// Included once, by device/src/frontend/register_map.cpp, after register_map.hpp (which declares\n"
              "// the element types). Order of kRegisters: by page, then by offset as in the YAML.\n\n")
-    o.append("namespace sohusim::models::regmap_generated {\n\n")
+    o.append("namespace sohusim::device::regmap_generated {\n\n")
     o.append("inline constexpr std::uint32_t kBar0Size = 0x%Xu;\n\n" % m.bar0_size)
     o.append("// { name, offset, size, kind, description }\n")
     o.append("inline constexpr PageDesc kPages[] = {\n")
@@ -1177,7 +1177,7 @@ def emit_table(m, yaml_name):
         o.append("    {CommandQueue::%s, 0x%02Xu, %s,\n     {%s}},\n"
                  % ("Admin" if cmd.queue == "admin" else "Io", cmd.code, cpp_str(cmd.name), ",\n      ".join(rows)))
     o.append("};\n\n")
-    o.append("}  // namespace sohusim::models::regmap_generated\n")
+    o.append("}  // namespace sohusim::device::regmap_generated\n")
     return "".join(o)
 
 

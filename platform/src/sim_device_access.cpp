@@ -33,7 +33,7 @@ constexpr std::uint16_t dword_of(std::uint16_t offset) {
 
 // The standard capability list from 0x34; 0 if `id` is absent. Bounded: a corrupt list
 // cannot loop.
-unsigned find_capability(models::CpuAgent& cpu, std::uint16_t rid, std::uint8_t id) {
+unsigned find_capability(host::CpuAgent& cpu, std::uint16_t rid, std::uint8_t id) {
   unsigned p = cpu.cfg_read(rid, 0x34) & 0xFCu;
   for (int guard = 0; p != 0 && guard < 48; ++guard) {
     const std::uint32_t h = cpu.cfg_read(rid, p);
@@ -44,7 +44,7 @@ unsigned find_capability(models::CpuAgent& cpu, std::uint16_t rid, std::uint8_t 
 }
 
 // The extended capability list from 0x100 (ID [15:0], next [31:20]); 0 if `id` is absent.
-std::uint16_t find_ext_capability(models::CpuAgent& cpu, std::uint16_t rid, std::uint16_t id) {
+std::uint16_t find_ext_capability(host::CpuAgent& cpu, std::uint16_t rid, std::uint16_t id) {
   for (unsigned p = 0x100, guard = 0; p >= 0x100 && p < 0x1000 && guard < 64; ++guard) {
     const std::uint32_t h = cpu.cfg_read(rid, p);
     if (h == 0 || h == 0xFFFF'FFFFu) return 0;
@@ -66,7 +66,7 @@ struct SizedBar {
 // Sizes the BAR at config offset `reg` the way enumeration software does: write all ones
 // (both dwords of a 64-bit BAR) and read the mask back. The BAR holds the ones afterwards:
 // the caller programs an address or calls restore().
-SizedBar size_bar(models::CpuAgent& cpu, std::uint16_t rid, unsigned reg) {
+SizedBar size_bar(host::CpuAgent& cpu, std::uint16_t rid, unsigned reg) {
   SizedBar b;
   b.orig = cpu.cfg_read(rid, reg);
   if ((b.orig & 1u) != 0) {
@@ -88,20 +88,20 @@ SizedBar size_bar(models::CpuAgent& cpu, std::uint16_t rid, unsigned reg) {
   return b;
 }
 
-void program_bar(models::CpuAgent& cpu, std::uint16_t rid, unsigned reg, const SizedBar& b, std::uint64_t base) {
+void program_bar(host::CpuAgent& cpu, std::uint16_t rid, unsigned reg, const SizedBar& b, std::uint64_t base) {
   cpu.cfg_write(rid, reg, static_cast<std::uint32_t>(base));
   if (b.is64) cpu.cfg_write(rid, reg + 4, static_cast<std::uint32_t>(base >> 32));
 }
 
 // Puts an unimplemented BAR's low dword back (nothing to write if it ignored the ones).
-void restore_bar(models::CpuAgent& cpu, std::uint16_t rid, unsigned reg, const SizedBar& b) {
+void restore_bar(host::CpuAgent& cpu, std::uint16_t rid, unsigned reg, const SizedBar& b) {
   if (b.readback != b.orig) cpu.cfg_write(rid, reg, b.orig);
 }
 
 }  // namespace
 
 std::uint32_t SimDeviceAccess::host_vector(std::uint16_t rid, unsigned v) {
-  return static_cast<std::uint32_t>(rid - models::HostSystem::device_rid(0)) * kVectorsPerFunction + v;
+  return static_cast<std::uint32_t>(rid - platform::HostSystem::device_rid(0)) * kVectorsPerFunction + v;
 }
 
 unsigned SimDeviceAccess::slot_of(std::uint16_t rid, const char* call) const {
@@ -120,10 +120,10 @@ void SimDeviceAccess::enumerate() {
   enumerated_ = true;
   // What firmware and the OS do before any driver runs: size each BAR (write all ones, read
   // the mask back) and place it in the window the host decodes for that root port.
-  models::CpuAgent& cpu = host_.cpu();
+  host::CpuAgent& cpu = host_.cpu();
   sriov_.assign(host_.device_count(), Sriov{});
   for (unsigned i = 0; i < host_.device_count(); ++i) {
-    const std::uint16_t rid = models::HostSystem::device_rid(i);
+    const std::uint16_t rid = platform::HostSystem::device_rid(i);
     const std::string device = "enumeration: host `" + host_.name() + "` device " + std::to_string(i);
     Bars b;
     for (unsigned bar = 0; bar < 6; ++bar) {
@@ -132,17 +132,17 @@ void SimDeviceAccess::enumerate() {
       if (sized.io) continue;  // I/O BARs: none on this device
       if (sized.size != 0) {
         // BAR0 and BAR2 are the device's; anything else would need a window of its own.
-        const std::uint64_t base = bar == 0   ? models::HostSystem::bar0_address(i)
-                                   : bar == 2 ? models::HostSystem::bar2_address(i)
+        const std::uint64_t base = bar == 0   ? platform::HostSystem::bar0_address(i)
+                                   : bar == 2 ? platform::HostSystem::bar2_address(i)
                                               : 0;
-        const std::uint64_t window = bar == 0   ? models::HostSystem::kBar0Stride
-                                     : bar == 2 ? models::HostSystem::kBar2Stride
+        const std::uint64_t window = bar == 0   ? platform::HostSystem::kBar0Stride
+                                     : bar == 2 ? platform::HostSystem::kBar2Stride
                                                 : 0;
         if (base == 0 || sized.size > window) {
           throw driver::AccessError(device + " BAR" + std::to_string(bar) + " of " + std::to_string(sized.size) +
                                     " bytes has no window (BAR0 up to " +
-                                    std::to_string(models::HostSystem::kBar0Stride) + ", BAR2 up to " +
-                                    std::to_string(models::HostSystem::kBar2Stride) + " bytes)");
+                                    std::to_string(platform::HostSystem::kBar0Stride) + ", BAR2 up to " +
+                                    std::to_string(platform::HostSystem::kBar2Stride) + " bytes)");
         }
         program_bar(cpu, rid, reg, sized, base);
         b.bar[bar] = driver::BarInfo{base, sized.size, sized.is64, sized.prefetchable};
@@ -165,8 +165,8 @@ void SimDeviceAccess::enumerate() {
       const SizedBar sized = size_bar(cpu, rid, reg);
       if (sized.io) continue;
       if (sized.size != 0 && sr.total_vfs != 0) {
-        const std::uint64_t base = models::HostSystem::vf_bar0_address(i);
-        const std::uint64_t room = models::HostSystem::kBar0Stride - models::HostSystem::kVfBar0Offset;
+        const std::uint64_t base = platform::HostSystem::vf_bar0_address(i);
+        const std::uint64_t room = platform::HostSystem::kBar0Stride - platform::HostSystem::kVfBar0Offset;
         const std::string what = device + " SR-IOV VF BAR" + std::to_string(bar) + " (" + std::to_string(sized.size) +
                                  " bytes per VF, TotalVFs " + std::to_string(sr.total_vfs) + ")";
         if (bar != 0) {
@@ -177,7 +177,7 @@ void SimDeviceAccess::enumerate() {
           throw driver::AccessError(what + " does not fit in the " + std::to_string(room) + " bytes at " + hex(base) +
                                     " (each VF's window must be aligned to its size)");
         }
-        if (b.bar[0].size > models::HostSystem::kVfBar0Offset) {
+        if (b.bar[0].size > platform::HostSystem::kVfBar0Offset) {
           throw driver::AccessError(what + ": the PF's BAR0 (" + std::to_string(b.bar[0].size) +
                                     " bytes) would overlap the VF BAR0 region at " + hex(base));
         }
@@ -193,10 +193,10 @@ void SimDeviceAccess::enumerate() {
 
 std::vector<driver::PciFunction> SimDeviceAccess::functions() {
   enumerate();
-  models::CpuAgent& cpu = host_.cpu();
+  host::CpuAgent& cpu = host_.cpu();
   std::vector<driver::PciFunction> out;
   for (unsigned i = 0; i < host_.device_count(); ++i) {
-    const std::uint16_t rid = models::HostSystem::device_rid(i);
+    const std::uint16_t rid = platform::HostSystem::device_rid(i);
     const std::uint32_t id = cpu.cfg_read(rid, 0);
     driver::PciFunction f;
     f.rid = rid;
@@ -229,7 +229,7 @@ std::vector<driver::PciFunction> SimDeviceAccess::functions() {
 }
 
 SimDeviceAccess::EnabledVf SimDeviceAccess::enabled_vf(unsigned slot, std::uint16_t rid, const char* call) {
-  const std::uint16_t pf = models::HostSystem::device_rid(slot);
+  const std::uint16_t pf = platform::HostSystem::device_rid(slot);
   const std::string device =
       "host `" + host_.name() + "` device " + host_.device(slot).prefix() + " (PF " + pcie::format_rid(pf) + ")";
   const std::uint16_t cap = sriov_.at(slot).cap;
@@ -237,7 +237,7 @@ SimDeviceAccess::EnabledVf SimDeviceAccess::enabled_vf(unsigned slot, std::uint1
     throw driver::AccessError(std::string(call) + ": no function " + pcie::format_rid(rid) + ": " + device +
                               " has no SR-IOV capability");
   }
-  models::CpuAgent& cpu = host_.cpu();
+  host::CpuAgent& cpu = host_.cpu();
   const std::uint32_t ctrl = cpu.cfg_read(pf, cap + pcie::Sriov::kControl);
   const unsigned num = cpu.cfg_read(pf, cap + pcie::Sriov::kNumVfs) & 0xFFFFu;
   const std::uint32_t off_stride = cpu.cfg_read(pf, cap + pcie::Sriov::kFirstVfOffset);
@@ -284,7 +284,7 @@ driver::BarInfo SimDeviceAccess::bar(std::uint16_t rid, unsigned index) {
   const unsigned s = slot_of(rid, "bar");
   enumerate();
   if (index >= 6) throw driver::AccessError("bar: index " + std::to_string(index) + " (allowed 0..5)");
-  if (rid == models::HostSystem::device_rid(s)) return bars_[rid].bar[index];
+  if (rid == platform::HostSystem::device_rid(s)) return bars_[rid].bar[index];
   // A VF: its slice of the PF's VF BAR (VF BAR2 does not exist: an empty BarInfo).
   return vf_bar(s, enabled_vf(s, rid, "bar").index, index);
 }
@@ -373,8 +373,8 @@ void SimDeviceAccess::enable_msix(std::uint16_t rid, unsigned count) {
   // of the interrupt window, data = this host's vector number) and set MSI-X Enable.
   const unsigned s = slot_of(rid, "enable_msix");
   enumerate();
-  models::CpuAgent& cpu = host_.cpu();
-  const bool pf = rid == models::HostSystem::device_rid(s);
+  host::CpuAgent& cpu = host_.cpu();
+  const bool pf = rid == platform::HostSystem::device_rid(s);
   EnabledVf vf;
   if (!pf) {
     vf = enabled_vf(s, rid, "enable_msix");

@@ -101,7 +101,7 @@ Simulator::Simulator(const SimulatorOptions& options) {
     command_profile_ = std::make_unique<CommandProfile>(system_->device_count());
     for (unsigned d = 0; d < system_->device_count(); ++d) {
       system_->device(d).executor().set_command_observer(
-          [c = command_profile_.get(), d](const models::Sqe& sqe, std::uint64_t ps, const models::CommandWork& w) {
+          [c = command_profile_.get(), d](const device::Sqe& sqe, std::uint64_t ps, const device::CommandWork& w) {
             c->observe(d, sqe, ps, w);
           });
     }

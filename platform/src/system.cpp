@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "sohusim/memory/memory_schema.hpp"
-#include "sohusim/models/device_schema.hpp"
-#include "sohusim/models/replay_cache.hpp"
+#include "sohusim/device/device_schema.hpp"
+#include "sohusim/device/exec/replay_cache.hpp"
 #include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/sim/core_schema.hpp"
 #include "sohusim/sim/instrumentation.hpp"
@@ -17,7 +17,7 @@ config::Schema config_schema() {
   config::Schema s = sim::core_schema();
   s.merge(memory::memory_schema());
   s.merge(pcie::pcie_schema());
-  s.merge(models::device_schema());
+  s.merge(device::device_schema());
   return s;
 }
 
@@ -77,9 +77,9 @@ System::System(const SystemSpec& spec, const std::vector<std::string>& config_di
     host->track = tracing ? trace->process_track(hs.name) : 0;
     const bool summary = host->config->get_string("trace.detail") == "summary";
     sim::Instrumentation hinst{&registry, trace, host->track, categories, summary};
-    std::vector<models::HostSystem::DeviceSlot> slots;
+    std::vector<platform::HostSystem::DeviceSlot> slots;
     for (unsigned d = 0; d < hs.devices; ++d, ++next_device) {
-      models::HostSystem::DeviceSlot slot;
+      platform::HostSystem::DeviceSlot slot;
       slot.name = "dev" + std::to_string(next_device);
       slot.index = next_device;
       slot.inst =
@@ -87,12 +87,12 @@ System::System(const SystemSpec& spec, const std::vector<std::string>& config_di
       device_tracks_.push_back(slot.inst.process_track);
       slots.push_back(slot);
     }
-    host->system = std::make_unique<models::HostSystem>(*host->config, hinst, hs.name, slots);
+    host->system = std::make_unique<platform::HostSystem>(*host->config, hinst, hs.name, slots);
     host->access = std::make_unique<SimDeviceAccess>(*host->system, hs.clock);
     // Chip-to-chip links of this host: two channels per pair, one per direction.
     for (const auto& [a, b] : spec_.links_of(h)) {
-      models::SohuDevice& da = host->system->device(a);
-      models::SohuDevice& db = host->system->device(b);
+      device::SohuDevice& da = host->system->device(a);
+      device::SohuDevice& db = host->system->device(b);
       const unsigned ports = std::min(da.params().c2c_ports, db.params().c2c_ports);
       unsigned used_a = 0, used_b = 0;
       for (const auto& [x, y] : spec_.links_of(h)) {
@@ -104,9 +104,9 @@ System::System(const SystemSpec& spec, const std::vector<std::string>& config_di
                                     "` " + std::to_string(std::max(used_a, used_b)) +
                                     " links, but the arch has device.c2c.ports = " + std::to_string(ports));
       }
-      auto ab = std::make_unique<models::C2cChannel>(
+      auto ab = std::make_unique<device::C2cChannel>(
           da.params().c2c, counters::Scope(registry, da.prefix() + ".c2c.to" + std::to_string(db.index()) + ".tx"));
-      auto ba = std::make_unique<models::C2cChannel>(
+      auto ba = std::make_unique<device::C2cChannel>(
           db.params().c2c, counters::Scope(registry, db.prefix() + ".c2c.to" + std::to_string(da.index()) + ".tx"));
       da.connect(db.index(), db, *ab, *ba);
       db.connect(da.index(), da, *ba, *ab);
@@ -116,15 +116,15 @@ System::System(const SystemSpec& spec, const std::vector<std::string>& config_di
     hosts_.push_back(std::move(host));
   }
   // Devices of one configuration, on any host, share their replay records.
-  std::vector<models::SohuDevice*> devices;
+  std::vector<device::SohuDevice*> devices;
   for (unsigned d = 0; d < device_count(); ++d) devices.push_back(&device(d));
-  models::share_replays(devices);
+  device::share_replays(devices);
   network_ = std::make_unique<HostNetwork>(host_count(), spec_.network_bandwidth, spec_.network_latency_s, registry);
 }
 
 System::~System() = default;
 
-models::SohuDevice& System::device(unsigned global) {
+device::SohuDevice& System::device(unsigned global) {
   unsigned g = global;
   for (auto& h : hosts_) {
     if (g < h->system->device_count()) return h->system->device(g);

@@ -72,9 +72,9 @@ double real(const std::string& source, const YAML::Node& n, const std::string& k
 }
 
 // hosts[i].clock: {offset, drift_ppm, jitter, seed}.
-models::HostClockParams host_clock(const std::string& source, const YAML::Node& c, const std::string& where,
+host::HostClockParams host_clock(const std::string& source, const YAML::Node& c, const std::string& where,
                                    unsigned index) {
-  models::HostClockParams p;
+  host::HostClockParams p;
   p.seed = index;
   if (!c.IsMap()) fail(source, c, where, "a mapping {offset, drift_ppm, jitter, seed}");
   check_keys(source, c, where, {"offset", "drift_ppm", "jitter", "seed"});

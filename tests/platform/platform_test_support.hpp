@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sohusim/models/register_map.hpp"
+#include "sohusim/device/frontend/register_map.hpp"
 #include "sohusim/platform/simulator.hpp"
 
 namespace sohusim::platform::test {
@@ -30,8 +30,8 @@ inline bool contains(const std::string& s, const std::string& part) {
 
 /// A command processor slice of an I/O command: named by its opcode (GEMM, DMA_COPY, ...).
 inline bool is_io_command_name(const std::string& name) {
-  for (const models::CommandDesc& c : models::command_table())
-    if (c.queue == models::CommandQueue::Io && name == c.name) return true;
+  for (const device::CommandDesc& c : device::command_table())
+    if (c.queue == device::CommandQueue::Io && name == c.name) return true;
   return false;
 }
 

@@ -20,8 +20,8 @@
 #include "sohusim/profiler/clock_sync.hpp"
 #include "sohusim/driver/clock_sampler.hpp"
 #include "sohusim/driver/device.hpp"
-#include "sohusim/models/host_clock.hpp"
-#include "sohusim/models/timestamp_counter.hpp"
+#include "sohusim/host/host_clock.hpp"
+#include "sohusim/device/units/timestamp_counter.hpp"
 #include "sohusim/platform/profiling/clock_ping.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
@@ -80,11 +80,11 @@ Errors errors_over(const Span& span, Estimate estimate, TrueLocal true_local, Tr
 // ---- the clock models ------------------------------------------------------------------------
 
 TEST(ClockModels, TimestampReadJitterIsBoundedAndRepeatable) {
-  models::TimestampParams p;
+  device::TimestampParams p;
   p.offset_ns = 5e6;
   p.drift_ppm = 50;
   p.jitter_ns = 20;
-  const models::TimestampCounter a(p, 0), b(p, 0), other(p, 1);
+  const device::TimestampCounter a(p, 0), b(p, 0), other(p, 1);
   unsigned moved = 0, differs = 0;
   for (std::uint64_t ps = 1'000'000; ps < 1'000'000'000; ps += 7'654'321) {
     const std::uint64_t v = a.read_ns(ps);
@@ -97,17 +97,17 @@ TEST(ClockModels, TimestampReadJitterIsBoundedAndRepeatable) {
   EXPECT_GT(moved, 50u);
   EXPECT_GT(differs, 50u);  // another device (stream) jitters differently
   p.jitter_ns = 0;
-  const models::TimestampCounter exact(p);
+  const device::TimestampCounter exact(p);
   EXPECT_EQ(exact.read_ns(123'456'789), exact.device_ns(123'456'789));
 }
 
 TEST(ClockModels, HostClockHasOffsetDriftAndMonotonicJitteredReads) {
-  models::HostClockParams p;
+  host::HostClockParams p;
   p.offset_ns = 1.2e9;
   p.drift_ppm = -10;
   p.jitter_ns = 25;
   p.seed = 3;
-  models::HostClock c(p), same(p);
+  host::HostClock c(p), same(p);
   EXPECT_EQ(c.true_ns(0), 1'200'000'000u);
   EXPECT_NEAR(static_cast<double>(c.true_ns(1'000'000'000'000ULL)), 1.2e9 + 999'990'000.0, 1.0);  // 1 s at -10 ppm
   EXPECT_NEAR(static_cast<double>(c.sim_ps_at(1'200'000'000.0L + 999'990'000.0L)), 1e12, 1.0);
@@ -120,7 +120,7 @@ TEST(ClockModels, HostClockHasOffsetDriftAndMonotonicJitteredReads) {
     last = v;
   }
   // The default clock is the simulator's time in ns.
-  models::HostClock plain;
+  host::HostClock plain;
   EXPECT_EQ(plain.read_ns(1'234'567'890), 1'234'567u);
   EXPECT_EQ(plain.true_ns(999), 0u);
 }
@@ -217,8 +217,8 @@ SOHUSIM_SYSTEMC_TEST(ClockSyncPlatform, DeviceToHostResidualIsWithin100nsOverOne
   ASSERT_EQ(samples.size(), kBursts * 8u);
   EXPECT_GE(span.last_ns - span.first_ns, 996'000'000u);  // the samples span the 1 s run
 
-  const models::TimestampCounter& device = sim.system().device(0).timestamp();
-  const models::HostClock& host = sim.system().access(0).clock();
+  const device::TimestampCounter& device = sim.system().device(0).timestamp();
+  const host::HostClock& host = sim.system().access(0).clock();
   const auto true_host = [&](std::uint64_t ps) { return host.true_ns(ps); };
   const auto true_device = [&](std::uint64_t ps) { return device.device_ns(ps); };
 
@@ -320,8 +320,8 @@ SOHUSIM_SYSTEMC_TEST(ClockSyncPlatform, HostToHostResidualIsWithin1usOverOneSeco
   }
   EXPECT_GT(delayed, pings.size() / 50);  // the traffic delayed a few percent of them
 
-  const models::HostClock& local = sim.system().access(0).clock();
-  const models::HostClock& remote = sim.system().access(1).clock();
+  const host::HostClock& local = sim.system().access(0).clock();
+  const host::HostClock& remote = sim.system().access(1).clock();
   const auto true_local = [&](std::uint64_t ps) { return local.true_ns(ps); };
   const auto true_remote = [&](std::uint64_t ps) { return remote.true_ns(ps); };
   const Errors fitted = errors_over(

@@ -11,8 +11,8 @@
 
 #include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
-#include "sohusim/models/matrix_engine_params.hpp"
-#include "sohusim/models/sohu_device.hpp"
+#include "sohusim/device/compute/matrix_engine_params.hpp"
+#include "sohusim/device/sohu_device.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/workloads/reference.hpp"
@@ -164,12 +164,12 @@ SOHUSIM_SYSTEMC_TEST(Inference, LargePrefillGemmsRunAtTheEngineRate) {
   const double layer_params =
       static_cast<double>(m.matmul_parameter_count()) - static_cast<double>(m.hidden) * static_cast<double>(m.vocab);
   const double flops = 2.0 * layer_params * batch * prompt;
-  const models::SohuDevice& dev = sim.system().device(0);
+  const device::SohuDevice& dev = sim.system().device(0);
   double useful = 0, issued = 0;
   for (const counters::Stat* s : sim.stats().glob("dev0.me*.macs_useful")) useful += s->value();
   for (const counters::Stat* s : sim.stats().glob("dev0.me*.macs_issued")) issued += s->value();
   ASSERT_GT(issued, 0.0);
-  const double rate = models::peak_flops(dev.params().matrix, models::DataType::FP8_E4M3) * useful / issued;
+  const double rate = device::peak_flops(dev.params().matrix, device::DataType::FP8_E4M3) * useful / issued;
   const double bound = flops / rate;
   const double gemm = r.prefill.per_kind.at("gemm");
   EXPECT_GE(gemm, bound);

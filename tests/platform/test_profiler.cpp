@@ -9,7 +9,7 @@
 
 #include "platform_test_support.hpp"
 #include "sohusim/profiler/analysis.hpp"
-#include "sohusim/models/host_agent.hpp"
+#include "sohusim/platform/host_agent.hpp"
 #include "sohusim/platform/profiling/command_profile.hpp"
 #include "sohusim/platform/profiling/profile_sampler.hpp"
 #include "sohusim/platform/profiling/run_profile.hpp"
@@ -106,17 +106,17 @@ std::string describe(const Profiled& p, const profiler::OpAnalysis& a) {
 }  // namespace
 
 TEST(Profiler, CommandProfileGroupsByShapeWithTheirWork) {
-  using models::DataType;
+  using device::DataType;
   CommandProfile c(2);
-  models::CommandWork w;
+  device::CommandWork w;
   w.matrix_flops = 100;
   w.hbm_bytes = 10;
   // Two GEMMs of one shape (different addresses), one of another, one on a device not profiled.
-  c.observe(0, models::make_gemm(0, 4096, 8192, 1, 64, 32, DataType::FP8_E4M3, DataType::FP8_E4M3), 2000, w);
-  c.observe(0, models::make_gemm(64, 128, 256, 1, 64, 32, DataType::FP8_E4M3, DataType::FP8_E4M3), 4000, w);
-  c.observe(0, models::make_gemm(0, 4096, 8192, 8, 64, 32, DataType::FP8_E4M3, DataType::FP8_E4M3), 1000, w);
-  c.observe(1, models::make_attention(0, 0, 0, 0, 2, 1, 300, 8, 2, 64, DataType::BF16, false), 5000, w);
-  c.observe(7, models::make_nop(), 1000, w);  // no such device: ignored
+  c.observe(0, platform::make_gemm(0, 4096, 8192, 1, 64, 32, DataType::FP8_E4M3, DataType::FP8_E4M3), 2000, w);
+  c.observe(0, platform::make_gemm(64, 128, 256, 1, 64, 32, DataType::FP8_E4M3, DataType::FP8_E4M3), 4000, w);
+  c.observe(0, platform::make_gemm(0, 4096, 8192, 8, 64, 32, DataType::FP8_E4M3, DataType::FP8_E4M3), 1000, w);
+  c.observe(1, platform::make_attention(0, 0, 0, 0, 2, 1, 300, 8, 2, 64, DataType::BF16, false), 5000, w);
+  c.observe(7, platform::make_nop(), 1000, w);  // no such device: ignored
   EXPECT_EQ(c.commands(), 4u);
   const std::vector<profiler::CommandStat> rows = c.rows();
   ASSERT_EQ(rows.size(), 3u);

@@ -30,8 +30,8 @@
 #include "sohusim/driver/device.hpp"
 #include "sohusim/driver/runtime.hpp"
 #include "sohusim/driver/trace_capture.hpp"
-#include "sohusim/models/host_clock.hpp"
-#include "sohusim/models/timestamp_counter.hpp"
+#include "sohusim/host/host_clock.hpp"
+#include "sohusim/device/units/timestamp_counter.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/workloads/model_config.hpp"
@@ -293,7 +293,7 @@ SOHUSIM_SYSTEMC_TEST(ProfilerCapture, ARequestCapturedThroughTheDriverAgreesWith
     // The cycle counter ran for the window at CLOCK_MHZ: the device time between the enable
     // and the freeze (read right after each), less the device clock's 50 ppm, in cycles; the
     // writes' flight time (about 1 us) is the tolerance.
-    const models::HostClock& hclock = sim.system().access(0).clock();
+    const host::HostClock& hclock = sim.system().access(0).clock();
     const double window_ns = static_cast<double>(snap.device_ns - dev_t0) / (1 + 50e-6);
     std::printf("[capture] PMU_CYCLES %llu over %.0f ns at %u MHz\n", static_cast<unsigned long long>(snap.cycles),
                 window_ns, clock_mhz);
@@ -324,7 +324,7 @@ SOHUSIM_SYSTEMC_TEST(ProfilerCapture, ARequestCapturedThroughTheDriverAgreesWith
     // Ground truth: a record's device time d was stamped at simulated time t with
     // d = floor(offset + t (1 + drift)); t is recovered by inverting that (within 1 ns) and the
     // host clock's true reading at t is what the aligned time should say.
-    const models::TimestampParams& tp = sim.system().device(0).timestamp().params();
+    const device::TimestampParams& tp = sim.system().device(0).timestamp().params();
     const auto sim_ns_of = [&](std::uint64_t d) {
       return (static_cast<long double>(d) - tp.offset_ns) / (1.0L + static_cast<long double>(tp.drift_ppm) * 1e-6L);
     };

@@ -156,7 +156,7 @@ SOHUSIM_SYSTEMC_TEST(Platform, AHangIsReportedAtOnceWhileSamplersRun) {
   expect_hang_reported(1000);
 }
 
-// Devices of one configuration share replay records (models/replay_cache.hpp): a GEMM shape
+// Devices of one configuration share replay records (device/exec/replay_cache.hpp): a GEMM shape
 // simulated on one device is replayed on the other, with the same duration and counters;
 // launched on both at once, one records and the other follows the recording.
 struct ReplayRun {

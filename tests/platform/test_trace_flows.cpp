@@ -20,7 +20,7 @@
 #include "counters/perfetto_decode.hpp"
 #include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
-#include "sohusim/models/register_map.hpp"
+#include "sohusim/device/frontend/register_map.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/workloads/scenario.hpp"
 
@@ -120,8 +120,8 @@ void check_flows(const std::string& detail) {
 
   // Command slices carry their opcode's name.
   std::set<std::string> io_names;
-  for (const models::CommandDesc& c : models::command_table())
-    if (c.queue == models::CommandQueue::Io) io_names.insert(c.name);
+  for (const device::CommandDesc& c : device::command_table())
+    if (c.queue == device::CommandQueue::Io) io_names.insert(c.name);
   std::set<std::string> cp_names;
   for (const Node& n : f.cp_slices) cp_names.insert(n.name);
   for (const char* expected : {"GEMM", "ATTENTION", "VECTOR", "DMA_COPY", "fetch", "completion", "MSI-X"})
@@ -181,7 +181,7 @@ void check_flows(const std::string& detail) {
   // Full: a completion slice per command (admin ones too); summary: one per interrupt or
   // error, not one per command.
   std::set<std::string> command_names;
-  for (const models::CommandDesc& c : models::command_table()) command_names.insert(c.name);
+  for (const device::CommandDesc& c : device::command_table()) command_names.insert(c.name);
   std::size_t completions = 0, commands = 0;
   for (const Node& n : f.cp_slices) {
     completions += n.name == "completion" ? 1 : 0;

@@ -15,7 +15,7 @@
 #include "sohusim/driver/command.hpp"
 #include "sohusim/driver/device.hpp"
 #include "sohusim/driver/errors.hpp"
-#include "sohusim/models/host_system.hpp"
+#include "sohusim/platform/host_system.hpp"
 #include "sohusim/pcie/iommu.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
@@ -73,13 +73,13 @@ std::uint16_t run_status(Device& dev, std::uint16_t queue, const driver::Command
 /// The set-up every test below starts from: sohu-1 in functional mode, PfAndVf on its host
 /// thread; `body` gets the host, the machine as the driver sees it and the two functions.
 /// Fails the test if it never ran.
-void with_pf_and_vf(const std::function<void(models::HostSystem& hs, DeviceAccess& a, PfAndVf& f)>& body) {
+void with_pf_and_vf(const std::function<void(platform::HostSystem& hs, DeviceAccess& a, PfAndVf& f)>& body) {
   Simulator sim(options("sohu-1", "functional"));
-  models::HostSystem& hs = sim.system().host(0);
+  platform::HostSystem& hs = sim.system().host(0);
   bool ran = false;
   sim.run([&](HostContext& host) {
     DeviceAccess& a = host.access();
-    PfAndVf f(a, models::HostSystem::device_rid(0));
+    PfAndVf f(a, platform::HostSystem::device_rid(0));
     body(hs, a, f);
     ran = true;
   });
@@ -87,14 +87,14 @@ void with_pf_and_vf(const std::function<void(models::HostSystem& hs, DeviceAcces
 }
 
 SOHUSIM_SYSTEMC_TEST(VfDevice, AVfReachesDeviceMemoryOnlyThroughTheContextItsPfAssigned) {
-  with_pf_and_vf([&](models::HostSystem& hs, DeviceAccess& a, PfAndVf& f) {
+  with_pf_and_vf([&](platform::HostSystem& hs, DeviceAccess& a, PfAndVf& f) {
     const std::uint64_t src = host_buffer(a, f.vf.info().rid, 4096, 0xA5);
 
     // No context assigned yet: the VF's device-memory operand faults (never physical); the
     // simulator's own log says why.
     EXPECT_EQ(run_status(f.vf, f.vf_queue, driver::dma_copy(Space::Host, src, Space::Hbm, 0x100, 4096)),
               SOHU_STATUS_MMU_FAULT);
-    const models::FunctionController* ctl = hs.device(0).vf(0);
+    const device::FunctionController* ctl = hs.device(0).vf(0);
     ASSERT_NE(ctl, nullptr);
     ASSERT_NE(ctl->error_log().oldest(), nullptr);
     EXPECT_TRUE(contains(ctl->error_log().oldest()->message, "VF_CONTEXT")) << ctl->error_log().oldest()->message;
@@ -122,7 +122,7 @@ SOHUSIM_SYSTEMC_TEST(VfDevice, AVfReachesDeviceMemoryOnlyThroughTheContextItsPfA
 }
 
 SOHUSIM_SYSTEMC_TEST(VfDevice, AVfsDmaCarriesItsOwnRequesterId) {  // and so stays in its IOMMU domain
-  with_pf_and_vf([&](models::HostSystem& hs, DeviceAccess& a, PfAndVf& f) {
+  with_pf_and_vf([&](platform::HostSystem& hs, DeviceAccess& a, PfAndVf& f) {
     f.pf.set_context(1, {0 | 0x3});
     f.pf.assign_vf_context(0, 1);
     // A buffer mapped for the VF: its copy works. One mapped only for the PF: the host IOMMU
@@ -150,7 +150,7 @@ SOHUSIM_SYSTEMC_TEST(VfDevice, AVfsDmaCarriesItsOwnRequesterId) {  // and so sta
 }
 
 SOHUSIM_SYSTEMC_TEST(VfDevice, TheDeviceWideUnitsAreThePfs) {
-  with_pf_and_vf([&](models::HostSystem&, DeviceAccess&, PfAndVf& f) {
+  with_pf_and_vf([&](platform::HostSystem&, DeviceAccess&, PfAndVf& f) {
     // The device-wide admin commands are refused on a VF's admin queue.
     driver::Command pmu;
     pmu.dw[SOHU_SQE_OPCODE_DW] |= SOHU_ADMIN_OP_PMU_CONFIG << SOHU_SQE_OPCODE_SHIFT;
@@ -168,7 +168,7 @@ SOHUSIM_SYSTEMC_TEST(VfDevice, TheDeviceWideUnitsAreThePfs) {
     EXPECT_EQ(f.pf.read32(SOHU_PMU_CTRL) & SOHU_PMU_CTRL_EN_MASK, 0u) << "a VF's write reached the PF's PMU";
     // A VF identifies itself as one, with its own queue limit.
     EXPECT_EQ(f.vf.read32(SOHU_ID) >> 16, 0x5002u);
-    EXPECT_EQ(f.vf.info().max_queues, models::SohuDevice::kVfIoQueues);
+    EXPECT_EQ(f.vf.info().max_queues, device::SohuDevice::kVfIoQueues);
     // VF_CONTEXT names a VF that does not exist: INVALID_FIELD with the numbers.
     try {
       f.pf.assign_vf_context(7, 1);
@@ -180,7 +180,7 @@ SOHUSIM_SYSTEMC_TEST(VfDevice, TheDeviceWideUnitsAreThePfs) {
 }
 
 SOHUSIM_SYSTEMC_TEST(VfDevice, AVfsResetStaysInTheVfAndThePfsResetsTheDevice) {
-  with_pf_and_vf([&](models::HostSystem& hs, DeviceAccess&, PfAndVf& f) {
+  with_pf_and_vf([&](platform::HostSystem& hs, DeviceAccess&, PfAndVf& f) {
     f.pf.set_context(2, {0 | 0x3});
     f.pf.assign_vf_context(0, 2);
     // The VF's reset: the VF comes back, the PF's queue never noticed.

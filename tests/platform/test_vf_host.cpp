@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "sohusim/driver/device.hpp"
-#include "sohusim/models/host_system.hpp"
+#include "sohusim/platform/host_system.hpp"
 #include "sohusim/pcie/iommu.hpp"
 #include "sohusim/platform/sim_device_access.hpp"
 #include "sohusim/platform/simulator.hpp"
@@ -32,7 +32,7 @@ using driver::CompletionMode;
 using driver::Device;
 using driver::DeviceAccess;
 using driver::PciFunction;
-using models::HostSystem;
+using platform::HostSystem;
 
 constexpr std::uint16_t kVendor = 0x1E5C;
 constexpr std::uint16_t kPfDevice = 0x5001;
@@ -285,7 +285,7 @@ SOHUSIM_SYSTEMC_TEST(VfHost, ProbingAVfTakesItsIdsFromTheFunctionList) {
     EXPECT_EQ(i.device_id, kVfDevice);
     EXPECT_EQ(i.bar0.address, a.bar(vfs[0], 0).address);
     EXPECT_EQ(i.bar2.size, 0u);
-    EXPECT_EQ(i.max_queues, models::SohuDevice::kVfIoQueues);
+    EXPECT_EQ(i.max_queues, device::SohuDevice::kVfIoQueues);
     // A VF is enabled through its PF, not through itself.
     EXPECT_EQ(v.info().physical_rid, pf);
     try {

@@ -16,9 +16,9 @@
 #include "cli.hpp"
 #include "run_outputs.hpp"
 #include "schema_all.hpp"
-#include "sohusim/models/host_agent.hpp"
-#include "sohusim/models/host_system.hpp"
-#include "sohusim/models/systolic.hpp"
+#include "sohusim/platform/host_agent.hpp"
+#include "sohusim/platform/host_system.hpp"
+#include "sohusim/device/compute/systolic.hpp"
 #include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/sim_time.hpp"
@@ -72,9 +72,9 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
     loader.set("device.matrix.rows=" + std::to_string(r));
     loader.set("device.matrix.cols=" + std::to_string(c));
   }
-  models::DataType dt{};
+  device::DataType dt{};
   try {
-    dt = models::parse_data_type(o.dtype);
+    dt = device::parse_data_type(o.dtype);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--dtype: ") + e.what());
   }
@@ -91,14 +91,14 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
       open_trace(cfg.get_string("trace.file"), cfg.get_string("trace.format"));
   const counters::TrackId proc = trace->enabled() ? trace->process_track("host0") : 0;
   sim::Instrumentation inst{&registry, trace.get(), proc};
-  std::unique_ptr<models::HostSystem> sys;
+  std::unique_ptr<platform::HostSystem> sys;
   try {
-    sys = std::make_unique<models::HostSystem>(cfg, inst);
+    sys = std::make_unique<platform::HostSystem>(cfg, inst);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  const models::DeviceParams& p = sys->device().params();
-  const unsigned ib = models::bytes_of(dt);
+  const device::DeviceParams& p = sys->device().params();
+  const unsigned ib = device::bytes_of(dt);
   // The fit check in floating point first: M x K x bytes can exceed 64 bits.
   const double need =
       (static_cast<double>(o.m) * static_cast<double>(o.k) + static_cast<double>(o.k) * static_cast<double>(o.n) +
@@ -117,8 +117,8 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
                      std::to_string(p.hbm_bytes) + " bytes)");
   }
 
-  models::HostAgent agent(*sys);
-  models::Cqe done{};
+  platform::HostAgent agent(*sys);
+  device::Cqe done{};
   std::string failure;
   sc_core::sc_time t0, t1;
   sc_core::sc_spawn(
@@ -129,12 +129,12 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
           agent.create_io_queue(1, 64, 1);
           t0 = sc_core::sc_time_stamp();
           done =
-              agent.run(1, models::make_gemm(a, b, c, static_cast<std::uint32_t>(o.m), static_cast<std::uint32_t>(o.k),
+              agent.run(1, platform::make_gemm(a, b, c, static_cast<std::uint32_t>(o.m), static_cast<std::uint32_t>(o.k),
                                              static_cast<std::uint32_t>(o.n), dt, dt));
           t1 = sc_core::sc_time_stamp();
           if (done.status != 0)
             failure = std::string("the GEMM completed with status ") +
-                      models::to_string(static_cast<models::Status>(done.status));
+                      device::to_string(static_cast<device::Status>(done.status));
         } catch (const std::exception& e) {
           failure = e.what();
         }
@@ -153,9 +153,9 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
 
   const double seconds = (t1 - t0).to_seconds();
   const double flops = 2.0 * static_cast<double>(o.m) * static_cast<double>(o.k) * static_cast<double>(o.n);
-  const double peak = models::peak_flops(p.matrix, dt);
+  const double peak = device::peak_flops(p.matrix, dt);
   const std::uint64_t compute =
-      models::compute_cycles(p.matrix.fold_model, p.matrix.dataflow, p.matrix.array, models::GemmShape{o.m, o.k, o.n},
+      device::compute_cycles(p.matrix.fold_model, p.matrix.dataflow, p.matrix.array, device::GemmShape{o.m, o.k, o.n},
                              p.matrix.rate[static_cast<unsigned>(dt)]);
   double busiest = 0, active = 0, useful = 0, issued = 0;
   for (const counters::Stat* s : registry.glob("dev0.me*.active_cycles")) {
@@ -166,7 +166,7 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
   for (const counters::Stat* s : registry.glob("dev0.me*.macs_issued")) issued += s->value();
   const double hbm_bytes = registry.value("dev0.hbm.port.bytes_read") + registry.value("dev0.hbm.port.bytes_written");
   const double total_cycles = seconds * p.clock_hz;
-  const models::EnergyReport energy = sys->device().energy(seconds);
+  const device::EnergyReport energy = sys->device().energy(seconds);
   const double tflops = seconds > 0 ? flops / seconds / 1e12 : 0;
   const double utilization = seconds > 0 ? flops / seconds / peak : 0;
   if (o.out.json) {
@@ -175,11 +175,11 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
     j["m"] = o.m;
     j["k"] = o.k;
     j["n"] = o.n;
-    j["dtype"] = models::to_string(dt);
+    j["dtype"] = device::to_string(dt);
     j["engines"] = p.matrix.engines;
     j["array"] = std::to_string(p.matrix.array.rows) + "x" + std::to_string(p.matrix.array.cols);
-    j["dataflow"] = models::to_string(p.matrix.dataflow);
-    j["fold_model"] = models::to_string(p.matrix.fold_model);
+    j["dataflow"] = device::to_string(p.matrix.dataflow);
+    j["fold_model"] = device::to_string(p.matrix.fold_model);
     j["compute_cycles"] = compute;
     j["engine_active_cycles_max"] = static_cast<std::uint64_t>(busiest);
     j["engine_active_cycles_sum"] = static_cast<std::uint64_t>(active);
@@ -201,13 +201,13 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
     std::cout << j.dump() << "\n";
   } else {
     std::cout << std::setprecision(4) << "sohusim gemm: " << p.name << ", " << o.m << " x " << o.k << " x " << o.n
-              << " " << models::to_string(dt) << " on " << p.matrix.engines << " engine(s) of " << p.matrix.array.rows
-              << "x" << p.matrix.array.cols << " (" << models::to_string(p.matrix.dataflow) << ", "
-              << models::to_string(p.matrix.fold_model) << ")\n"
+              << " " << device::to_string(dt) << " on " << p.matrix.engines << " engine(s) of " << p.matrix.array.rows
+              << "x" << p.matrix.array.cols << " (" << device::to_string(p.matrix.dataflow) << ", "
+              << device::to_string(p.matrix.fold_model) << ")\n"
               << "  time           " << seconds * 1e6 << " us (" << std::llround(total_cycles) << " cycles at "
               << p.clock_hz / 1e9 << " GHz), doorbell to completion\n"
               << "  compute cycles " << compute << " (whole GEMM on one array, "
-              << models::to_string(p.matrix.fold_model) << " convention); busiest engine active "
+              << device::to_string(p.matrix.fold_model) << " convention); busiest engine active "
               << static_cast<std::uint64_t>(busiest) << "\n"
               << "  throughput     " << tflops << " TFLOPS of " << peak / 1e12 << " peak (" << utilization * 100
               << " %)\n"

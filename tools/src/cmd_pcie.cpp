@@ -25,7 +25,7 @@
 #include "schema_all.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/memory/host_dram.hpp"
-#include "sohusim/models/cpu_agent.hpp"
+#include "sohusim/host/cpu_agent.hpp"
 #include "sohusim/pcie/interrupt_controller.hpp"
 #include "sohusim/pcie/iommu.hpp"
 #include "sohusim/pcie/pcie_endpoint.hpp"
@@ -204,7 +204,7 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
   BenchDevice device("device", ps(cfg.get_quantity("pcie.root.device_register_latency")));
   ep.bar_socket.bind(device.regs);
   device.dma.bind(ep.dma_socket);
-  models::CpuAgent cpu("cpu", root_params.ecam_base, 0);
+  host::CpuAgent cpu("cpu", root_params.ecam_base, 0);
   cpu.mmio.bind(rc.cpu_socket);
   cpu.memory.bind(dram.socket);
   if (capture) {

@@ -261,9 +261,9 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   double energy_j = 0, peak_flops = 0, peak_hbm = 0;
   const double busy_s = sim_seconds;
   for (unsigned d = 0; d < devices; ++d) {
-    const models::SohuDevice& dev = sys.device(d);
+    const device::SohuDevice& dev = sys.device(d);
     energy_j += dev.energy(busy_s).total_j;
-    peak_flops += models::peak_flops(dev.params().matrix, static_cast<models::DataType>(static_cast<unsigned>(dtype)));
+    peak_flops += device::peak_flops(dev.params().matrix, static_cast<device::DataType>(static_cast<unsigned>(dtype)));
     peak_hbm += dev.params().hbm_peak_bytes_per_s;
   }
   const double macs = sum_glob(reg, "dev*.me*.macs_useful");

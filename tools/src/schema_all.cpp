@@ -1,7 +1,7 @@
 #include "schema_all.hpp"
 
 #include "sohusim/memory/memory_schema.hpp"
-#include "sohusim/models/device_schema.hpp"
+#include "sohusim/device/device_schema.hpp"
 #include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/sim/core_schema.hpp"
 
@@ -12,7 +12,7 @@ config::Schema full_schema() {
   s.merge(demo_schema());
   s.merge(memory::memory_schema());
   s.merge(pcie::pcie_schema());
-  s.merge(models::device_schema());
+  s.merge(device::device_schema());
   return s;
 }
 

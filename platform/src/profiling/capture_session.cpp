@@ -121,7 +121,7 @@ AlignedViewStats draw_aligned_view(Simulator& sim, const std::vector<DeviceCaptu
   const bool tracing = trace.enabled();
   double sum_abs = 0;
   for (const DeviceCapture& c : captures) {
-    const models::TimestampParams& dc = sys.device(c.device).timestamp().params();
+    const device::TimestampParams& dc = sys.device(c.device).timestamp().params();
     // The clock the commands are drawn on: their own host's, or the reference host's through
     // the fit of their host's clock against it.
     const profiler::ClockFit* to_reference = nullptr;
@@ -130,7 +130,7 @@ AlignedViewStats draw_aligned_view(Simulator& sim, const std::vector<DeviceCaptu
       if (f != hosts->fits.end()) to_reference = &f->second;
     }
     const unsigned drawn_on = to_reference != nullptr ? hosts->reference : c.host;
-    const models::HostClock& hc = sys.access(drawn_on).clock();
+    const host::HostClock& hc = sys.access(drawn_on).clock();
     const auto on_clock = [to_reference](std::int64_t host_ns) {
       return to_reference != nullptr ? to_reference->to_local(host_ns) : host_ns;
     };

@@ -6,10 +6,10 @@
 
 namespace sohusim::platform {
 
-void CommandProfile::observe(unsigned device, const models::Sqe& sqe, std::uint64_t duration_ps,
-                             const models::CommandWork& work) {
+void CommandProfile::observe(unsigned device, const device::Sqe& sqe, std::uint64_t duration_ps,
+                             const device::CommandWork& work) {
   if (device >= per_device_.size()) return;
-  Shape& s = per_device_[device][models::work_shape(sqe)];
+  Shape& s = per_device_[device][device::work_shape(sqe)];
   s.durations_ns.push_back(static_cast<double>(duration_ps) * 1e-3);
   s.work += work;
   ++commands_;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "sohusim/models/sohu_device.hpp"
+#include "sohusim/device/sohu_device.hpp"
 #include "sohusim/platform/system.hpp"
 
 namespace sohusim::platform {
@@ -68,7 +68,7 @@ ProfileSampler::ProfileSampler(System& system, counters::Registry& registry, std
     p.name = "dev" + std::to_string(d);
     p.device = true;
     p.host = per_host ? d / per_host : 0;
-    const models::DeviceParams& dp = system.device(d).params();
+    const device::DeviceParams& dp = system.device(d).params();
     p.engines = dp.matrix.engines;
     p.clock_hz = dp.clock_hz;
     const std::string me = p.name + ".me*.";

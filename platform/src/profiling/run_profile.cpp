@@ -5,8 +5,8 @@
 
 #include "sohusim/counters/distribution.hpp"
 #include "sohusim/memory/sram.hpp"
-#include "sohusim/models/matrix_engine_params.hpp"
-#include "sohusim/models/sohu_device.hpp"
+#include "sohusim/device/compute/matrix_engine_params.hpp"
+#include "sohusim/device/sohu_device.hpp"
 #include "sohusim/pcie/link_params.hpp"
 #include "sohusim/platform/profiling/command_profile.hpp"
 #include "sohusim/platform/profiling/profile_sampler.hpp"
@@ -35,7 +35,7 @@ bool on_matrix_engines(workloads::OpKind k) {
 }
 
 // Device time (ns) back to the reference time with the clock's known offset and drift.
-double reference_ns(const models::TimestampParams& c, double device_ns) {
+double reference_ns(const device::TimestampParams& c, double device_ns) {
   return (device_ns - c.offset_ns) / (1.0 + c.drift_ppm * 1e-6);
 }
 
@@ -50,19 +50,19 @@ profiler::RunProfile build_run_profile(Simulator& sim, const std::vector<workloa
   p.start_ns = 0;
   p.end_ns = sim.simulated_seconds() * 1e9;
   const unsigned per_host = sys.spec().hosts.front().devices;
-  const auto mdtype = static_cast<models::DataType>(static_cast<unsigned>(dtype));
+  const auto mdtype = static_cast<device::DataType>(static_cast<unsigned>(dtype));
   const double eb = workloads::element_bytes(dtype);
 
   std::vector<double> ports(sys.device_count(), 0);
   for (unsigned d = 0; d < sys.device_count(); ++d) {
     const std::string dev = "dev" + std::to_string(d);
     const unsigned h = d / per_host;
-    const models::DeviceParams& dp = sys.device(d).params();
+    const device::DeviceParams& dp = sys.device(d).params();
     const config::Config& cfg = sys.host_config(h);
     const memory::SramParams sram = memory::SramParams::from_config(cfg);
     const pcie::LinkParams link = pcie::LinkParams::from_config(cfg);
     ports[d] = static_cast<double>(reg.glob(dev + ".c2c.to*.tx.bytes").size());
-    p.units.push_back({dev, Resource::Compute, models::peak_flops(dp.matrix, mdtype)});
+    p.units.push_back({dev, Resource::Compute, device::peak_flops(dp.matrix, mdtype)});
     // A lane retires one FMA (2 FLOP) per cycle (vector_cost.hpp counts an fma as 2 FLOP).
     p.units.push_back({dev, Resource::Vector, 2.0 * dp.vector.engines * dp.vector.lanes * dp.vector.clock_hz});
     p.units.push_back({dev, Resource::Hbm, dp.hbm_peak_bytes_per_s});
@@ -112,7 +112,7 @@ profiler::RunProfile build_run_profile(Simulator& sim, const std::vector<workloa
     const workloads::ScenarioResult& r = results[h];
     const unsigned d = static_cast<unsigned>(h) * per_host;
     const std::string dev = "dev" + std::to_string(d);
-    const models::TimestampParams& clock = sys.device(d).params().timestamp;
+    const device::TimestampParams& clock = sys.device(d).params().timestamp;
     const std::uint64_t steps = r.step_seconds.size();
     const std::uint64_t launches = static_cast<std::uint64_t>(h) << 32;
     for (const auto& [phase, bd, launch] :

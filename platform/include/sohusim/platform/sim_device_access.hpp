@@ -1,5 +1,5 @@
 #pragma once
-// SimDeviceAccess: driver::DeviceAccess over the simulated host (models::HostSystem), the
+// SimDeviceAccess: driver::DeviceAccess over the simulated host (platform::HostSystem), the
 // seam where host software meets the virtual hardware. Each call runs in the calling host
 // thread (an SC_THREAD) and blocks it for the modelled time:
 //   config space    ECAM reads/writes by the CPU agent (non-posted, full round trip)
@@ -11,7 +11,7 @@
 //                   does for VFIO (vector v of function rid -> host_vector(rid, v), distinct
 //                   for every PF and VF of the host)
 //   time            now_ns: sc_time_stamp; spend_ns waits; host_clock_ns: the host's own
-//                   clock (models::HostClock: offset, drift, read jitter; free to read)
+//                   clock (host::HostClock: offset, drift, read jitter; free to read)
 // It knows no driver: it serves any software written against DeviceAccess.
 //
 // Enumeration (first use of functions(), bar() or enable_msix()) does what firmware and the
@@ -26,14 +26,14 @@
 #include <vector>
 
 #include "sohusim/driver/device_access.hpp"
-#include "sohusim/models/host_clock.hpp"
-#include "sohusim/models/host_system.hpp"
+#include "sohusim/host/host_clock.hpp"
+#include "sohusim/platform/host_system.hpp"
 
 namespace sohusim::platform {
 
 class SimDeviceAccess : public driver::DeviceAccess {
  public:
-  explicit SimDeviceAccess(models::HostSystem& host, const models::HostClockParams& clock = {})
+  explicit SimDeviceAccess(platform::HostSystem& host, const host::HostClockParams& clock = {})
       : host_(host), clock_(clock) {}
 
   std::vector<driver::PciFunction> functions() override;
@@ -55,7 +55,7 @@ class SimDeviceAccess : public driver::DeviceAccess {
   void poll_ns(std::uint64_t ns) override;
 
   /// The host's clock model: true_ns() is the ground truth host_clock_ns() reads with jitter.
-  const models::HostClock& clock() const { return clock_; }
+  const host::HostClock& clock() const { return clock_; }
 
   /// Host CPU time spent on work so far: spend_ns() (the host cost table's charges, which
   /// include building entries in DMA memory) plus MMIO accesses (a read stalls the CPU for
@@ -96,9 +96,9 @@ class SimDeviceAccess : public driver::DeviceAccess {
     unsigned total_vfs = 0;
     driver::BarInfo vf_bar[6];  // VF 0's window and the per-VF size
   };
-  models::HostSystem& host_;
+  platform::HostSystem& host_;
   std::uint64_t cpu_busy_ns_ = 0, cpu_poll_ns_ = 0;
-  models::HostClock clock_;
+  host::HostClock clock_;
   bool enumerated_ = false;
   std::map<std::uint16_t, Bars> bars_;  // by PF rid
   std::vector<Sriov> sriov_;            // by device slot

@@ -1,6 +1,6 @@
 #pragma once
 // System: the simulated machine a SystemSpec describes, built at once (SystemC elaboration):
-// per host a models::HostSystem with its devices on their own root ports, the
+// per host a platform::HostSystem with its devices on their own root ports, the
 // SimDeviceAccess its software uses, chip-to-chip channels between the devices of a host as
 // the spec's topology says, and the host network. Each host's configuration is its arch
 // preset, then the system's `set:` list, then the caller's overrides (sim.fidelity,
@@ -15,8 +15,8 @@
 
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
-#include "sohusim/models/c2c_link.hpp"
-#include "sohusim/models/host_system.hpp"
+#include "sohusim/device/units/c2c_link.hpp"
+#include "sohusim/platform/host_system.hpp"
 #include "sohusim/platform/host_network.hpp"
 #include "sohusim/platform/sim_device_access.hpp"
 #include "sohusim/platform/system_spec.hpp"
@@ -40,7 +40,7 @@ class System {
 
   const SystemSpec& spec() const { return spec_; }
   unsigned host_count() const { return static_cast<unsigned>(hosts_.size()); }
-  models::HostSystem& host(unsigned h) { return *hosts_.at(h)->system; }
+  platform::HostSystem& host(unsigned h) { return *hosts_.at(h)->system; }
   SimDeviceAccess& access(unsigned h) { return *hosts_.at(h)->access; }
   const config::Config& host_config(unsigned h) const { return *hosts_.at(h)->config; }
   counters::TrackId host_track(unsigned h) const { return hosts_.at(h)->track; }
@@ -48,7 +48,7 @@ class System {
   counters::TrackId device_track(unsigned global) const { return device_tracks_.at(global); }
   unsigned device_count() const { return spec_.device_count(); }
   /// Device by system-wide index (host order).
-  models::SohuDevice& device(unsigned global);
+  device::SohuDevice& device(unsigned global);
   HostNetwork& network() { return *network_; }
   /// Syncs lazily kept statistics (links) before the registry is read.
   void sync_stats();
@@ -56,14 +56,14 @@ class System {
  private:
   struct Host {
     std::unique_ptr<config::Config> config;
-    std::unique_ptr<models::HostSystem> system;
+    std::unique_ptr<platform::HostSystem> system;
     std::unique_ptr<SimDeviceAccess> access;
     counters::TrackId track = 0;
   };
   SystemSpec spec_;
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<counters::TrackId> device_tracks_;
-  std::vector<std::unique_ptr<models::C2cChannel>> channels_;
+  std::vector<std::unique_ptr<device::C2cChannel>> channels_;
   std::unique_ptr<HostNetwork> network_;
 };
 

@@ -14,7 +14,7 @@
 //   network: {bandwidth: 50 GB/s, latency: 5 us}   # between hosts (NIC-to-NIC)
 //   host_costs: {launch_ns: 1500, ...}             # driver::HostCosts fields
 //
-// A host's clock (models::HostClock: what its software reads as CLOCK_MONOTONIC) defaults to
+// A host's clock (host::HostClock: what its software reads as CLOCK_MONOTONIC) defaults to
 // the simulator's time: offset 0, drift 0, jitter 0 (seed: the host's index).
 // Devices are numbered across the system in host order (host0's are dev0..dev7, host1's
 // dev8..dev15); chip-to-chip links join devices of one host. Every error names the file,
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "sohusim/driver/host_costs.hpp"
-#include "sohusim/models/host_clock.hpp"
+#include "sohusim/host/host_clock.hpp"
 
 namespace sohusim::platform {
 
@@ -33,7 +33,7 @@ struct HostSpec {
   std::string name;
   unsigned devices = 1;
   std::string arch;  // empty: the system's
-  models::HostClockParams clock;
+  host::HostClockParams clock;
 };
 
 struct SystemSpec {

@@ -795,7 +795,7 @@
 #define SOHU_IO_GEMM_RESIDUAL_MASK 0x00002000u
 /*
  * DW15[15:14] DATAFLOW: Dataflow override; DEFAULT uses the device's configured dataflow. The code
- * is sohusim::models::Dataflow + 1.
+ * is sohusim::device::Dataflow + 1.
  */
 #define SOHU_IO_GEMM_DATAFLOW_DW 15
 #define SOHU_IO_GEMM_DATAFLOW_SHIFT 14
@@ -1071,7 +1071,7 @@
 #define SOHU_FEAT_ARBITRATION_BURST_SHIFT 0
 #define SOHU_FEAT_ARBITRATION_BURST_MASK 0x000000FFu
 
-/* ==== DTYPE: Element data types (sohusim::models::DataType, dtype.hpp). ==== */
+/* ==== DTYPE: Element data types (sohusim::device::DataType, dtype.hpp). ==== */
 #define SOHU_DTYPE_FP8_E4M3 0u
 #define SOHU_DTYPE_FP8_E5M2 1u
 #define SOHU_DTYPE_BF16 2u
@@ -1079,14 +1079,14 @@
 #define SOHU_DTYPE_FP32 4u
 #define SOHU_DTYPE_COUNT 5u
 
-/* ==== ACT: GEMM epilogue activations (sohusim::models::Activation, ops.hpp). ==== */
+/* ==== ACT: GEMM epilogue activations (sohusim::device::Activation, ops.hpp). ==== */
 #define SOHU_ACT_NONE 0u
 #define SOHU_ACT_RELU 1u
 #define SOHU_ACT_GELU 2u
 #define SOHU_ACT_SILU 3u
 #define SOHU_ACT_COUNT 4u
 
-/* ==== VOP: Vector operations (sohusim::models::VectorOp, ops.hpp). ==== */
+/* ==== VOP: Vector operations (sohusim::device::VectorOp, ops.hpp). ==== */
 #define SOHU_VOP_RMSNORM 0u
 #define SOHU_VOP_LAYERNORM 1u
 #define SOHU_VOP_ROPE 2u

@@ -19,7 +19,7 @@
 //   - RoPE applies to Q (in place) and to the new K rows, rows sharing a position in groups
 //     of `batch` (Op::group; driver VectorDesc::rope_group): row r has position
 //     Op::position + r / group. Pairs are the device's (x[2i], x[2i+1]) of each head
-//     (models/kernels.hpp); only the first rope.rotary_dim dimensions of each head rotate
+//     (device/compute/kernels.hpp); only the first rope.rotary_dim dimensions of each head rotate
 //     (gpt_neox: 25%; the other families: all).
 //   - Attention: Q [rows][q_heads_local * head_dim], the cache as above, output like Q.
 //     Query i of a sequence sits at position kv_len - q_len + i and (causal) sees keys

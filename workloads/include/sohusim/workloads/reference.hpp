@@ -3,7 +3,7 @@
 // make_weights(), in plain C++ float. It is the functional mode's oracle.
 //
 // It follows the graph of build_graph() for tp_degree 1 with the default BuildOptions op for
-// op, and each op computes exactly the device kernel's math (models/kernels.hpp), in FP32:
+// op, and each op computes exactly the device kernel's math (device/compute/kernels.hpp), in FP32:
 //   RMSNorm   x / sqrt(mean(x^2) + eps) * gamma
 //   LayerNorm (x - mean) / sqrt(var + eps) * gamma + beta  (population variance, two-pass)
 //   RoPE      pairs (x[2i], x[2i+1]) of each head rotated by pos * theta^(-2i/rotary_dim),

@@ -1,0 +1,7 @@
+#pragma once
+// Previous release's path: the unit is sohusim/device/frontend/command.hpp, namespace sohusim::device.
+#include "sohusim/device/frontend/command.hpp"
+
+namespace sohusim::models {
+using namespace sohusim::device;  // NOLINT(google-build-using-namespace): the old qualified names
+}  // namespace sohusim::models

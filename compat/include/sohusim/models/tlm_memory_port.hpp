@@ -1,0 +1,7 @@
+#pragma once
+// Previous release's path: the unit is sohusim/device/units/tlm_memory_port.hpp, namespace sohusim::device.
+#include "sohusim/device/units/tlm_memory_port.hpp"
+
+namespace sohusim::models {
+using namespace sohusim::device;  // NOLINT(google-build-using-namespace): the old qualified names
+}  // namespace sohusim::models

@@ -1,0 +1,16 @@
+#include "sohusim/device/exec/replay_cache.hpp"
+
+#include "sohusim/device/sohu_device.hpp"
+
+namespace sohusim::device {
+
+void share_replays(const std::vector<SohuDevice*>& devices) {
+  std::map<std::string, std::shared_ptr<ReplayCache>> by_config;
+  for (SohuDevice* d : devices) {
+    std::shared_ptr<ReplayCache>& cache = by_config[d->config_key()];
+    if (!cache) cache = std::make_shared<ReplayCache>();
+    d->executor().share_replays(cache);
+  }
+}
+
+}  // namespace sohusim::device
