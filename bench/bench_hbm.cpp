@@ -1,5 +1,5 @@
-// Speed of the detailed HBM model (DESIGN.md section 8: >= 1 M requests per wall-second
-// per core on a stream). HBM3-6400, one stack, 32-byte reads, default mapping and
+// Speed of the detailed HBM model (budget: >= 1 M requests per wall-second
+// per core on a stream; README, "Figures"). HBM3-6400, one stack, 32-byte reads, default mapping and
 // controller, all-bank refresh; the owner loop is the one a TLM target runs: enqueue
 // while the queue accepts, then advance to next_event().
 //

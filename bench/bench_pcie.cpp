@@ -1,5 +1,5 @@
-// Speed of the PCIe link model (DESIGN.md section 8: >= 2 M TLPs per wall-second at TLP
-// level; issue 4: the bulk path moves >= 1 TB of simulated data per wall-second).
+// Speed of the PCIe link model (budgets: >= 2 M TLPs per wall-second at TLP
+// level; the bulk path moves >= 1 TB of simulated data per wall-second; README, "Figures").
 //
 // One link (Gen5 x16, MPS 256, default credits) with its two ports is built once per
 // process (SystemC elaborates once); each iteration spawns a device-side stream and runs

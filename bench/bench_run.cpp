@@ -9,7 +9,7 @@
 // of every command shape; the warm one replays them. Counter simulated_ms: the step's
 // simulated time. Peak RSS: run under /usr/bin/time -f %M (README).
 //
-// Profiling overhead (issue 7 budget: <= 10 % wall time over the same run untraced): with
+// Profiling overhead (budget: <= 10 % wall time over the same run untraced): with
 // SOHUSIM_BENCH_PROFILE_DIR=DIR in the environment the system writes a Perfetto trace to
 // DIR/bench.pftrace at SOHUSIM_BENCH_TRACE_DETAIL (default summary) and samples the
 // profiler's counters every SOHUSIM_BENCH_PROFILE_INTERVAL_NS (default 200000), as

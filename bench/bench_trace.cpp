@@ -1,4 +1,4 @@
-// Trace writing budget (DESIGN.md section 8): >= 5 M slices per wall-second and <= 32 bytes per
+// Trace writing budget (docs/trace.md, "Cost"): >= 5 M slices per wall-second and <= 32 bytes per
 // slice on disk for the Perfetto writer. Reported for both writers as `slices/s` (a rate) and
 // `bytes/slice` (file size after close / slices).
 //

@@ -1,4 +1,4 @@
-// Validation of the detailed model against public figures (DESIGN.md section 7):
+// Validation of the detailed model against public figures (docs/validation.md, "HBM detailed model"; sources in docs/sources.md):
 // HBM3-6400, one stack, 32-byte reads, default mapping. Ramulator 2.1 reports 88.4 % /
 // 98.7 % of 819.2 GB/s streaming (all-bank refresh / none) and 28.2 % / 31.4 % uniform
 // random. The bounds are the issue's; the measured numbers are printed and recorded

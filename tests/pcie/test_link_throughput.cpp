@@ -1,4 +1,4 @@
-// Link throughput against the pcie-bench accounting (DESIGN.md section 7): the closed
+// Link throughput against the pcie-bench accounting (docs/validation.md; sources in docs/sources.md): the closed
 // form, the TLP-by-TLP model and the bulk path, for writes, reads and tag-limited reads.
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// CaptureSession and the aligned view in the trace (issue 7: "The trace carries the aligned
-// view; the ground truth is available for checking"). On clock-sync-2h (host0 only) the device
-// clock starts 5 ms in and runs 50 ppm fast, host0's starts at 1.2 s and runs 10 ppm slow: a
+// CaptureSession and the aligned view in the trace (docs/profiler.md): the trace carries the
+// aligned view, with the ground truth beside it for checking. On clock-sync-2h (host0 only)
+// the device clock starts 5 ms in and runs 50 ppm fast, host0's starts at 1.2 s and runs 10 ppm slow: a
 // request captured through the driver (trace unit + clock sync between steps) is drawn in the
 // trace as "dev0 captured (host0 clock)", each command within 100 ns of the command
 // processor's own slice of it (the ground truth, on the same axis), and carrying its error.

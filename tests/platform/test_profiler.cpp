@@ -1,4 +1,4 @@
-// The profiler on real runs whose bottleneck is known (issue 7): a batch-1 decode GEMV is
+// The profiler on real runs whose bottleneck is known (docs/profiler.md, "Known cases"): a batch-1 decode GEMV is
 // HBM-bound, a large prefill GEMM compute-bound, a request of tiny steps with a host sync
 // after each latency-bound, a weight upload PCIe-bound, an all-reduce over slow links
 // interconnect-bound. The profile comes from build_run_profile (ops from the device's

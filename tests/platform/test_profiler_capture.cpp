@@ -1,4 +1,4 @@
-// Capture through the driver interface (issue 7): the profiler's collector configures the
+// Capture through the driver interface (docs/profiler.md): the profiler's collector configures the
 // PMU and the trace unit as it would on silicon (admin commands, BAR0 registers, a trace ring
 // in host DMA memory), decodes what they deliver, aligns device time to the host clock from
 // its own sync samples, and this view is checked against the simulator's internal one: the

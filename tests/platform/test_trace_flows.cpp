@@ -1,4 +1,4 @@
-// Flows in a whole simulation's Perfetto trace (DESIGN.md section 6, issue 7): each runtime
+// Flows in a whole simulation's Perfetto trace (docs/trace.md, "Flows in a simulation"): each runtime
 // call that puts commands on a queue starts a flow under its correlation id, and the flow
 // runs through the driver's submit (doorbell), the device command processor's fetch, the
 // commands (slices named by opcode), the engines' work, the completion write and the MSI-X,

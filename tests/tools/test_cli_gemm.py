@@ -18,7 +18,7 @@ def ceil(a, b):
 
 
 def scalesim(df, r, c, m, k, n):
-    """SCALE-Sim v2's compute cycles (DESIGN.md section 7), written out independently."""
+    """SCALE-Sim v2's compute cycles (docs/sources.md), written out independently."""
     if df == "ws":
         return ceil(k, r) * ceil(n, c) * (2 * r + c + m - 2) - 1
     if df == "os":
@@ -67,7 +67,7 @@ class GemmCli(unittest.TestCase):
             self.assertLessEqual(b["compute_cycles"], a["compute_cycles"])
 
     def test_a100_like_matches_measured_a100_times(self):
-        # LLMCompass' measured A100 FP16 GEMM M x 12288 x 12288 (DESIGN.md section 7).
+        # LLMCompass' measured A100 FP16 GEMM M x 12288 x 12288 (docs/sources.md).
         measured = {64: 0.190e-3, 256: 0.3185e-3, 1024: 1.199e-3, 4096: 4.4576e-3, 8192: 8.6216e-3, 16384: 17.03e-3}
         errors = []
         for m, t in measured.items():

@@ -3,7 +3,7 @@
 // trace_processor. Field numbers: Perfetto protos/perfetto/trace/*.proto; the subset we use is
 // spelled out in tests/counters/perfetto_subset.proto.
 //
-// Encoding choices (each one is there to meet the budget of DESIGN.md section 8: >= 5 M slices
+// Encoding choices (each one is there to meet the trace budget: >= 5 M slices
 // per wall-second and <= 32 bytes per slice on disk; docs/trace.md has the figures):
 //  - One packet sequence (trusted_packet_sequence_id = 1). Its first packet clears incremental
 //    state and carries a ClockSnapshot that declares clock 64 as an incremental clock equal to

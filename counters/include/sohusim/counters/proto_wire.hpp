@@ -2,7 +2,7 @@
 // varints, field tags, fixed64 and length-delimited (nested) fields, written into a growable
 // byte buffer.
 //
-// Why hand-written rather than libprotobuf: the trace budget (DESIGN.md section 8) is >= 5 M
+// Why hand-written rather than libprotobuf: the trace budget (docs/trace.md, "Cost") is >= 5 M
 // slices per wall-second, i.e. a couple of hundred nanoseconds for two packets. Building
 // message objects and serializing them costs allocations and reflection-free but still generic
 // code per field; here each field is a few stores into a buffer we already own. libprotobuf is

@@ -3,7 +3,7 @@
 // the recorder checks each call and hands it to one TraceWriter (Perfetto protobuf or Chrome
 // JSON, see trace_writer.hpp), which streams it to a file.
 //
-// The trace model (Perfetto's, see DESIGN.md section 6 for the layout sohusim uses):
+// The trace model (Perfetto's; docs/trace.md has the layout sohusim uses):
 //  - process_track(): a host or a device. Gets a pid (its TrackId).
 //  - thread_track(): a sequential agent of a process (API thread, command processor, engine,
 //    DMA channel). Gets a tid (its TrackId). Slices on it must nest; end() pops the innermost

@@ -3,7 +3,7 @@
 // process, an async track whose slices may overlap, a counter), and *events* placed on them at
 // integer-nanosecond timestamps: slices (begin/end, or complete with a duration), instants and
 // counter samples. Slices carry typed arguments, a correlation id (the id a request keeps from
-// the driver down to the engines, see DESIGN.md section 6) and flows, the arrows that join slices
+// the driver down to the engines, docs/trace.md "Flows in a simulation") and flows, the arrows that join slices
 // on different tracks.
 //
 // Every string in these types is a view: it must stay valid for the duration of the call that

@@ -5,7 +5,7 @@
 // CPU MMIO (cpu_socket, blocking b_transport from a CPU thread): the access pays
 // cpu_mmio_latency from the core to the root port, crosses the link as a TLP, and a read
 // pays it again on the way back (a CPU stalls on an MMIO read: about 1.5 us in all by
-// default, DESIGN.md section 7). A memory write is posted: the CPU goes on after
+// default, docs/sources.md "MMIO read round trip"). A memory write is posted: the CPU goes on after
 // cpu_posted_write (its store leaves the core) while the write travels; writes keep their
 // order, and a later read waits for the writes ahead of it (reads do not pass writes). Addresses in the ECAM window
 // become configuration requests (bus/device/function/register from the address, PCIe Base Spec 7.2.2); the rest become

@@ -1,9 +1,8 @@
 #pragma once
-// HostSystem: one host with its Sohu devices, each on a root port of its own — the host
-// platform of DESIGN.md section 2 (models/): host DRAM, the root complex (one root port and
-// PCIe link per device) with the IOMMU and the interrupt controller they share, a CPU agent
-// issuing MMIO, and per device its link, endpoint and the device, wired as on a real
-// machine. Software reaches it only through the CPU agent (MMIO, config space, its DRAM),
+// HostSystem: one host with its Sohu devices, each on a root port of its own: host DRAM, the
+// root complex (one root port and PCIe link per device) with the IOMMU and the interrupt
+// controller they share, a CPU agent issuing MMIO, and per device its link, endpoint and the
+// device, wired as on a real machine. Software reaches it only through the CPU agent (MMIO, config space, its DRAM),
 // DMA buffers mapped in the IOMMU, and interrupt vectors; platform/ assembles hosts into
 // systems and puts the driver on top.
 //

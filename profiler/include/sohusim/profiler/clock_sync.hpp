@@ -2,7 +2,7 @@
 // ClockSync: aligns a remote clock (a device's TIMESTAMP counter, another host's clock) with
 // a local one (this host's clock) from sync samples, the way a profiler must on real
 // machines: it never sees true time, only readings of two clocks that each have their own
-// offset, drift and read jitter (DESIGN.md section 6; docs/clock-sync.md).
+// offset, drift and read jitter (docs/clock-sync.md).
 //
 // Two kinds of sample, both reduced to one point (local, remote, round trip):
 //

@@ -3,7 +3,7 @@
 // A ClockDomain is a frequency and a phase. It answers "when is the next edge", "how long
 // are N cycles" and "how many cycles fit in this interval" with integer arithmetic on the
 // 1 ps grid. There is deliberately no sc_clock and no process that wakes on every edge:
-// sohusim's models are event-driven (DESIGN.md §4). A model that becomes ready at time t
+// sohusim's models are event-driven. A model that becomes ready at time t
 // computes the edge it can act on, next_edge(t), waits until then, and counts its busy
 // time in its own domain's cycles with cycles_between(). Thousands of idle cycles thus
 // cost nothing, and the results do not depend on how often something polled.

@@ -3,7 +3,7 @@
 // A request from the host (an API call, a doorbell write, a DMA read of a command) crosses
 // many components: host agent, PCIe link, IOMMU, router, memory controller, engine, and
 // back. Each of them emits trace events; the profiler can only draw one arrow through all
-// of them if every event names the same id (DESIGN.md §3, step 5). That id travels with
+// of them if every event names the same id (docs/trace.md, "Flows in a simulation"). That id travels with
 // the transaction as this TLM extension, so no component has to know who created it.
 //
 // Fields:

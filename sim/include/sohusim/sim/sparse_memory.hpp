@@ -11,7 +11,7 @@
 // buffer, which drivers and workloads do a lot, then keeps memory use flat.
 //
 // SparseMemory is the simplest TLM target over a SparseStore: fixed latency plus a
-// bandwidth limit, no banks or commands. It is the "fast" memory of DESIGN.md §4 for host
+// bandwidth limit, no banks or commands. It is the "fast" memory for host
 // DRAM, SRAM and test benches; the HBM models in memory/ replace it where detail matters.
 //
 // Timing model (b_transport, loosely timed). The memory has one data port of
@@ -22,7 +22,7 @@
 // each see it once), bandwidth is shared (back-to-back requests queue behind each other).
 // bytes_per_second == 0 means unlimited bandwidth. Errors complete at once.
 //
-// Data modes (DESIGN.md §4). functional == true moves real bytes. functional == false is
+// Data modes (docs/sim.md, "Fidelity, data mode and determinism"). functional == true moves real bytes. functional == false is
 // the timing mode: accesses are timed and counted exactly as in functional mode, but no
 // data moves (reads leave the initiator's buffer as it was), the store stays empty, DMI
 // is refused and debug transport transfers 0 bytes, so memory use does not grow with the

@@ -1,6 +1,6 @@
 #pragma once
 // CaptureSession: the device-side capture a profiler runs on one host during a request, through
-// the driver only (issue 7, "Capture through the driver interface" and "Time synchronization"):
+// the driver only (docs/profiler.md, "Capture through the driver"; docs/clock-sync.md):
 // for every physical function the host's runtime drives,
 //
 //   start()  the trace unit on (TRACE_CONFIG: a host ring, command start/end records) and a
