@@ -41,6 +41,9 @@ class KvBlockManager {
 
   std::uint64_t blocks_for(std::uint64_t tokens) const;
   bool can_admit(std::uint64_t tokens) const;
+  /// Blocks a sequence may hold when admitted into an empty cache (all but the watermark's).
+  std::uint64_t admittable_blocks() const { return options_.blocks - reserve_; }
+  bool admittable(std::uint64_t tokens) const { return blocks_for(tokens) <= admittable_blocks(); }
   /// A new sequence with `tokens` positions (its prompt). Throws std::logic_error if it exists
   /// or if the blocks are not there (ask can_admit first).
   void admit(std::uint64_t seq, std::uint64_t tokens);
