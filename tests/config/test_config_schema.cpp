@@ -27,7 +27,7 @@ Schema timing_schema() {
   return schema;
 }
 
-TEST(ConfigSchemaTest, BuilderRecordsEveryField) {
+TEST(ConfigSchema, BuilderRecordsEveryField) {
   const Schema schema = timing_schema();
   const ParamSpec* tck = schema.find("hbm.timing.tCK");
   ASSERT_NE(tck, nullptr);
@@ -50,7 +50,7 @@ TEST(ConfigSchemaTest, BuilderRecordsEveryField) {
   EXPECT_EQ(schema.find("hbm.nope"), nullptr);
 }
 
-TEST(ConfigSchemaTest, DeclarationMistakesAreLogicErrors) {
+TEST(ConfigSchema, DeclarationMistakesAreLogicErrors) {
   Schema schema = timing_schema();
   EXPECT_THROW(schema.section("hbm").integer("stacks", 1, "again"), std::logic_error);
   EXPECT_THROW(schema.section("x").integer("n", 100, 1, 64, "default out of range"), std::logic_error);
@@ -67,7 +67,7 @@ TEST(ConfigSchemaTest, DeclarationMistakesAreLogicErrors) {
   EXPECT_THROW(schema.section("").integer("hbm", 1, "above parameters"), std::logic_error);
 }
 
-TEST(ConfigSchemaTest, ParsesEachTypeAndReportsWhatWasExpected) {
+TEST(ConfigSchema, ParsesEachTypeAndReportsWhatWasExpected) {
   Schema schema;
   schema.section("t")
       .boolean("flag", false, "a flag")
@@ -123,7 +123,7 @@ TEST(ConfigSchemaTest, ParsesEachTypeAndReportsWhatWasExpected) {
   EXPECT_EQ(parse("t.ids", "10").error, "value \"10\" is above the maximum");
 }
 
-TEST(ConfigSchemaTest, BareNumberIsAPerParameterChoice) {
+TEST(ConfigSchema, BareNumberIsAPerParameterChoice) {
   const Schema schema = timing_schema();
   EXPECT_EQ(std::get<double>(*schema.find("hbm.capacity")->parse("4096").value), 4096.0);
   EXPECT_FALSE(schema.find("hbm.timing.tRC")->parse("48").value);
@@ -131,7 +131,7 @@ TEST(ConfigSchemaTest, BareNumberIsAPerParameterChoice) {
             "a size such as \"64 KiB\" (units: B, kB, MB, GB, TB, KiB, MiB, GiB, TiB), or a bare number of B");
 }
 
-TEST(ConfigSchemaTest, FormatsValuesInTheDeclaredUnit) {
+TEST(ConfigSchema, FormatsValuesInTheDeclaredUnit) {
   const Schema schema = timing_schema();
   const ParamSpec& tck = *schema.find("hbm.timing.tCK");
   EXPECT_EQ(tck.format(312.5e-12), "312.5 ps");
@@ -141,7 +141,7 @@ TEST(ConfigSchemaTest, FormatsValuesInTheDeclaredUnit) {
   EXPECT_EQ(schema.find("hbm.capacity")->format(24.0 * (1ULL << 30)), "24 GiB");
 }
 
-TEST(ConfigSchemaTest, OpenMapsMatchAnyNameAndEntriesCopyTheirSpec) {
+TEST(ConfigSchema, OpenMapsMatchAnyNameAndEntriesCopyTheirSpec) {
   Schema schema;
   schema.section("clocks", "clock domains")
       .quantity("*", Dimension::Frequency, "", "1 MHz", "10 GHz", "a clock")
@@ -160,7 +160,7 @@ TEST(ConfigSchemaTest, OpenMapsMatchAnyNameAndEntriesCopyTheirSpec) {
   EXPECT_THROW(schema.section("clocks").entry("fast", "20 GHz", "out of range"), std::logic_error);
 }
 
-TEST(ConfigSchemaTest, SectionsAndChildNamesFollowDeclarationOrder) {
+TEST(ConfigSchema, SectionsAndChildNamesFollowDeclarationOrder) {
   const Schema schema = timing_schema();
   EXPECT_TRUE(schema.is_section("hbm"));
   EXPECT_TRUE(schema.is_section("hbm.timing"));
@@ -172,7 +172,7 @@ TEST(ConfigSchemaTest, SectionsAndChildNamesFollowDeclarationOrder) {
   EXPECT_EQ(schema.child_names("hbm.timing"), (std::vector<std::string>{"tCK", "tRC"}));
 }
 
-TEST(ConfigSchemaTest, ModifiersMakeParametersRequiredOrOptional) {
+TEST(ConfigSchema, ModifiersMakeParametersRequiredOrOptional) {
   Schema schema;
   schema.section("dev").integer("id", 0, "device id").required().string("label", "x", "label").optional();
   EXPECT_TRUE(schema.find("dev.id")->required);
@@ -183,7 +183,7 @@ TEST(ConfigSchemaTest, ModifiersMakeParametersRequiredOrOptional) {
   EXPECT_THROW(empty.section("a").unit("ns"), std::logic_error);
 }
 
-TEST(ConfigSchemaTest, MergeCombinesLayersAndRejectsDuplicates) {
+TEST(ConfigSchema, MergeCombinesLayersAndRejectsDuplicates) {
   Schema merged = sim::core_schema();
   merged.merge(timing_schema());
   merged.add_check([](const Config&, std::vector<ConfigDiagnostic>&) {});
@@ -194,7 +194,7 @@ TEST(ConfigSchemaTest, MergeCombinesLayersAndRejectsDuplicates) {
   EXPECT_THROW(merged.merge(timing_schema()), std::logic_error);
 }
 
-TEST(ConfigSchemaTest, SectionListsCarryTheirElementSchema) {
+TEST(ConfigSchema, SectionListsCarryTheirElementSchema) {
   Schema host;
   host.section("").string("name", "", "host name").required().integer("cores", 4, 1, 256, "cores");
   Schema schema;
@@ -206,7 +206,7 @@ TEST(ConfigSchemaTest, SectionListsCarryTheirElementSchema) {
   EXPECT_NE(hosts->element_schema->find("cores"), nullptr);
 }
 
-TEST(ConfigSchemaTest, ClosestMatchSuggestsPlausibleTypos) {
+TEST(ConfigSchema, ClosestMatchSuggestsPlausibleTypos) {
   const std::vector<std::string> keys = {"sim.seed", "sim.fidelity", "trace.format", "trace.file"};
   EXPECT_EQ(closest_match("sim.sed", keys), "sim.seed");
   EXPECT_EQ(closest_match("trace.fromat", keys), "trace.format");
@@ -215,7 +215,7 @@ TEST(ConfigSchemaTest, ClosestMatchSuggestsPlausibleTypos) {
   EXPECT_EQ(closest_match("x", {}), std::nullopt);
 }
 
-TEST(ConfigSchemaTest, CoreSchemaDeclaresTheSimulationParameters) {
+TEST(ConfigSchema, CoreSchemaDeclaresTheSimulationParameters) {
   const Schema schema = sim::core_schema();
   const auto default_of = [&schema](const char* key) { return *schema.find(key)->default_value; };
   EXPECT_EQ(std::get<std::uint64_t>(default_of("sim.seed")), 1U);

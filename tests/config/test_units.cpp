@@ -18,7 +18,7 @@ struct Case {
   Dimension dimension;
 };
 
-TEST(UnitsTest, ParsesEveryDimensionIntoSiBaseUnits) {
+TEST(Units, ParsesEveryDimensionIntoSiBaseUnits) {
   const std::vector<Case> cases = {
       {"1.5 GHz", 1.5e9, Dimension::Frequency},
       {"1.5GHz", 1.5e9, Dimension::Frequency},
@@ -68,13 +68,13 @@ TEST(UnitsTest, ParsesEveryDimensionIntoSiBaseUnits) {
   }
 }
 
-TEST(UnitsTest, ParseWithExpectedDimensionReturnsSiValue) {
+TEST(Units, ParseWithExpectedDimensionReturnsSiValue) {
   EXPECT_EQ(parse_quantity("1.6 GHz", Dimension::Frequency), 1.6e9);
   EXPECT_EQ(parse_quantity("4096", Dimension::Bytes, /*allow_bare_number=*/true), 4096.0);
   EXPECT_EQ(parse_quantity("2.5", Dimension::None), 2.5);
 }
 
-TEST(UnitsTest, UnitsAreCaseSensitive) {
+TEST(Units, UnitsAreCaseSensitive) {
   // "Mb" is a megabit and "MB" a megabyte; guessing would silently be off by 8.
   EXPECT_EQ(parse_quantity("8 Mbps").dimension, Dimension::BitRate);
   EXPECT_EQ(parse_quantity("1 MB/s").dimension, Dimension::Bandwidth);
@@ -82,7 +82,7 @@ TEST(UnitsTest, UnitsAreCaseSensitive) {
   EXPECT_THROW(parse_quantity("64 kib"), UnitError);
 }
 
-TEST(UnitsTest, WrongDimensionNamesWhatWasExpectedAndWhatWasGiven) {
+TEST(Units, WrongDimensionNamesWhatWasExpectedAndWhatWasGiven) {
   try {
     parse_quantity("5 ns", Dimension::Frequency);
     FAIL() << "no error";
@@ -92,7 +92,7 @@ TEST(UnitsTest, WrongDimensionNamesWhatWasExpectedAndWhatWasGiven) {
   }
 }
 
-TEST(UnitsTest, ErrorMessagesForEachKindOfBadText) {
+TEST(Units, ErrorMessagesForEachKindOfBadText) {
   const auto message = [](const char* text, Dimension dimension, bool bare = false) {
     try {
       parse_quantity(text, dimension, bare);
@@ -126,7 +126,7 @@ TEST(UnitsTest, ErrorMessagesForEachKindOfBadText) {
             "expected a time such as \"120 ns\" (units: ps, ns, us, ms, s), got \"1.2.3 s\" (unknown unit \".3 s\")");
 }
 
-TEST(UnitsTest, FormatsWithTheBestPrefix) {
+TEST(Units, FormatsWithTheBestPrefix) {
   EXPECT_EQ(format_quantity(1.5e9, Dimension::Frequency), "1.5 GHz");
   EXPECT_EQ(format_quantity(65536.0, Dimension::Bytes), "64 KiB");
   EXPECT_EQ(format_quantity(819.2e9, Dimension::Bandwidth), "819.2 GB/s");
@@ -148,7 +148,7 @@ TEST(UnitsTest, FormatsWithTheBestPrefix) {
   EXPECT_EQ(format_quantity(2.5, Dimension::None), "2.5");
 }
 
-TEST(UnitsTest, FormatsInAGivenUnit) {
+TEST(Units, FormatsInAGivenUnit) {
   EXPECT_EQ(format_quantity(625e-12, Dimension::Time, "ns"), "0.625 ns");
   EXPECT_EQ(format_quantity(48e-9, Dimension::Time, "ps"), "48000 ps");
   EXPECT_EQ(format_quantity(0.0, Dimension::Time, "ns"), "0 ns");
@@ -156,7 +156,7 @@ TEST(UnitsTest, FormatsInAGivenUnit) {
   EXPECT_THROW(format_quantity(1.0, Dimension::Time, "Hz"), std::invalid_argument);
 }
 
-TEST(UnitsTest, FormattedTextParsesBackToTheSameDouble) {
+TEST(Units, FormattedTextParsesBackToTheSameDouble) {
   const std::vector<Dimension> dimensions = {
       Dimension::None,    Dimension::Time,         Dimension::Frequency, Dimension::Bytes,  Dimension::Bandwidth,
       Dimension::BitRate, Dimension::TransferRate, Dimension::Power,     Dimension::Energy, Dimension::Ratio};
@@ -192,7 +192,7 @@ TEST(UnitsTest, FormattedTextParsesBackToTheSameDouble) {
   }
 }
 
-TEST(UnitsTest, DescribesDimensions) {
+TEST(Units, DescribesDimensions) {
   EXPECT_EQ(dimension_name(Dimension::TransferRate), "transfer rate");
   EXPECT_EQ(dimension_example(Dimension::Energy), "an energy such as \"0.5 pJ\"");
   EXPECT_EQ(describe_expected(Dimension::Frequency), "a frequency such as \"1.5 GHz\" (units: Hz, kHz, MHz, GHz)");

@@ -23,7 +23,7 @@
 
 #include "sohusim/counters/chrome_json_writer.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
-#include "trace_test_files.hpp"
+#include "trace_files_support.hpp"
 
 namespace sohusim::counters {
 namespace {

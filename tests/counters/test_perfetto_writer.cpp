@@ -1,6 +1,6 @@
 // PerfettoWriter: files are decoded with the real protobuf library (schema:
 // tests/counters/perfetto_subset.proto) and interpreted the way trace_processor does
-// (perfetto_decode.hpp), then compared with what was recorded.
+// (perfetto_decode_support.hpp), then compared with what was recorded.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,11 +20,11 @@
 
 #include <unistd.h>
 
-#include "perfetto_decode.hpp"
+#include "perfetto_decode_support.hpp"
 #include "perfetto_subset.pb.h"
 #include "sohusim/counters/perfetto_writer.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
-#include "trace_test_files.hpp"
+#include "trace_files_support.hpp"
 
 namespace sohusim::counters {
 namespace {

@@ -9,11 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hbm_test_support.hpp"
-#include "pattern_driver.hpp"
+#include "pattern_harness.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/memory/dram_system.hpp"
 #include "sohusim/memory/fast_dram.hpp"
@@ -28,6 +30,31 @@ struct Case {
   std::vector<std::string> sets;
   DrivenPattern pattern;
 };
+
+// What the ctest name shows after the case's name: the load it offers.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.pattern.initiators << "x" << c.pattern.outstanding << " in flight";
+}
+
+// The case's name as a test name: "strided 1056 B 80% read, FCFS" -> "strided_1056B_80pct_read_FCFS".
+std::string test_name(std::string text) {
+  const std::pair<std::string, std::string> kShorter[] = {
+      {" KiB", "KiB"}, {" B ", "B "}, {"%", "pct"}, {"per-bank", "perbank"}};
+  for (const auto& [from, to] : kShorter) {
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  }
+  std::string name;
+  for (const char ch : text) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      name += ch;
+    } else if (!name.empty() && name.back() != '_') {
+      name += '_';
+    }
+  }
+  if (!name.empty() && name.back() == '_') name.pop_back();
+  return name;
+}
 
 struct Pair {
   test::DrivenResult fast, detailed;
@@ -117,12 +144,7 @@ TEST_P(FastVsDetailed, BandwidthWithinTenPercent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedPatterns, FastVsDetailed, ::testing::ValuesIn(shared_patterns()),
-                         [](const ::testing::TestParamInfo<Case>& param_info) {
-                           std::string n;
-                           for (char ch : param_info.param.name)
-                             n += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-                           return n;
-                         });
+                         [](const ::testing::TestParamInfo<Case>& i) { return test_name(i.param.name); });
 
 }  // namespace
 }  // namespace sohusim::memory

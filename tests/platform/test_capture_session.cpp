@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "counters/perfetto_decode.hpp"
+#include "counters/perfetto_decode_support.hpp"
 #include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
 #include "sohusim/platform/profiling/capture_session.hpp"

@@ -3,9 +3,9 @@
 // runs through the driver's submit (doorbell), the device command processor's fetch, the
 // commands (slices named by opcode), the engines' work, the completion write and the MSI-X,
 // then the driver's reap, and ends where the call that reaped the last command returns.
-// The trace is decoded with protobuf (perfetto_decode.hpp) and the flows are joined the way
-// trace_processor joins TrackEvent flow ids: in timestamp order, a new id begins, a known id
-// steps, a terminating id ends.
+// The trace is decoded with protobuf (perfetto_decode_support.hpp) and the flows are joined
+// the way trace_processor joins TrackEvent flow ids: in timestamp order, a new id begins, a
+// known id steps, a terminating id ends.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "counters/perfetto_decode.hpp"
+#include "counters/perfetto_decode_support.hpp"
 #include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
 #include "sohusim/device/frontend/register_map.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/example_profile.hpp"
+#include "profiler/example_profile_support.hpp"
 #include "sohusim/profiler/profile_export.hpp"
 
 namespace sohusim::profiler {

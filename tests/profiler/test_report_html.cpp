@@ -1,7 +1,7 @@
 // The HTML run report: its sections and charts, escaping, the critical path and gaps on the
 // timeline, bounded size with many ops, "no data" when empty, determinism. The profile and
-// analysis are built by hand (example_profile.hpp); tests/tools/render_report.py renders
-// the same report in a real browser.
+// analysis are built by hand (example_profile_support.hpp); tests/tools/render_report.py
+// renders the same report in a real browser.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/example_profile.hpp"
+#include "profiler/example_profile_support.hpp"
 #include "sohusim/profiler/report_html.hpp"
 
 namespace sohusim::profiler {

@@ -1,5 +1,6 @@
-// Writes the report outputs of the hand-built example run (tests/profiler/example_profile.hpp)
-// into a folder, for render_report.py to open in a browser and lay out with Graphviz:
+// Writes the report outputs of the hand-built example run
+// (tests/profiler/example_profile_support.hpp) into a folder, for render_report.py to open in
+// a browser and lay out with Graphviz:
 //   report_example DIR
 // DIR/report.html, DIR/graph.dot, DIR/ops.csv: a small run (2 devices, 4 layers);
 // DIR/report_big.html, DIR/graph_big.dot: a big one (8 devices, 80 layers, thousands of ops),
@@ -8,7 +9,7 @@
 #include <iostream>
 #include <string>
 
-#include "profiler/example_profile.hpp"
+#include "profiler/example_profile_support.hpp"
 #include "sohusim/profiler/profile_export.hpp"
 #include "sohusim/profiler/report_html.hpp"
 
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   const test::ExampleRun big = test::example_run(80, 8);
   ReportOptions o;
   o.title = "sohusim report: example run";
-  o.subtitle = "hand-built profile (tests/profiler/example_profile.hpp)";
+  o.subtitle = "hand-built profile (tests/profiler/example_profile_support.hpp)";
   bool ok =
       write(dir + "/report.html", [&](std::ostream& os) { write_html_report(os, small.profile, small.analysis, o); }) &&
       write(dir + "/graph.dot", [&](std::ostream& os) { write_dot(os, small.profile, small.analysis); }) &&

@@ -99,10 +99,10 @@ class Config {
 
   const Schema& schema() const;
 
-  struct Impl;  // defined in config.cpp
+  struct Impl;  // defined in src/config_impl.hpp
 
  private:
-  friend struct ConfigAccess;  // the loader's way to build one; defined in config.cpp
+  friend struct ConfigAccess;  // the loader's way to build one; defined in src/config_impl.hpp
   explicit Config(std::shared_ptr<const Impl> impl);
 
   std::shared_ptr<const Impl> impl_;

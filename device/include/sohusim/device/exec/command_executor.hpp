@@ -31,20 +31,9 @@
 // (kernels.hpp; FP32 accumulation) and the results rounded to the output type and written
 // back — timing per tile, data per command.
 //
-// Replay (device.replay; fast fidelity and timing mode only). A transformer runs the same
-// command shapes over and over (every layer, every step), and in the fast fidelity a
-// command's timing on an idle device depends on its shape, not on where its operands are.
-// So the first GEMM, ATTENTION or VECTOR command of a given signature (the entry with its
-// address operands, command id and correlation masked) that runs while no other command is
-// in flight on the device is simulated in full and recorded: its duration and the increment
-// of every counter under the device's prefix. A later command of the same signature that
-// starts on an idle device is checked exactly as usual (decode, MMU, ranges: errors are
-// the same) and then replays the record: it waits the duration and adds the increments.
-// Not replayed: distributions and gauges (latency histograms, occupancies), per-tile trace
-// slices, and the memory models' internal state (their queues are idle before and after).
-// `<prefix>.exec.replayed` counts replays; device.replay = false turns it off. Records are
-// shared between devices of one configuration (replay_cache.hpp): what one records, the
-// others replay.
+// Replay (device.replay; fast fidelity and timing mode only): a GEMM, ATTENTION or VECTOR
+// command whose shape already ran on an idle device is checked as usual and then replays the
+// recorded duration and counter increments (command_replay.hpp).
 //
 // Every operand is checked before anything runs: device-MMU translation of the command's
 // context (a fault fails the command with MMU_FAULT), range against the memory
@@ -65,6 +54,7 @@
 #include "sohusim/counters/trace_recorder.hpp"
 #include "sohusim/device/units/c2c_link.hpp"
 #include "sohusim/device/frontend/command.hpp"
+#include "sohusim/device/exec/command_replay.hpp"
 #include "sohusim/device/exec/command_work.hpp"
 #include "sohusim/device/units/device_mmu.hpp"
 #include "sohusim/device/device_params.hpp"
@@ -145,7 +135,7 @@ class CommandExecutor {
   /// Unblocks waiters (semaphores, rendezvous) after a reset; their commands are abandoned.
   void abort_waiters();
   /// Shares replay records (device.replay) with the other devices given the same cache.
-  void share_replays(std::shared_ptr<ReplayCache> cache) { shared_ = std::move(cache); }
+  void share_replays(std::shared_ptr<ReplayCache> cache) { replay_.share(std::move(cache)); }
 
  private:
   struct Operand {
@@ -164,22 +154,6 @@ class CommandExecutor {
   /// A replayed command's duration, into its class's distribution (its counters come with
   /// the replay), and to the observer with the recorded work.
   void replayed(const Sqe& sqe, std::uint64_t duration_ps, const CommandWork& work);
-  // Replay (see the header comment).
-  struct Replay {
-    std::uint64_t duration_ps = 0;
-    CommandWork work;
-    // The counts to add (Counter::slot(): dense, in registration order) and how much, owed
-    // to the registry at each replay and added when a counter is next read.
-    std::shared_ptr<counters::AddBatch> increments = std::make_shared<counters::AddBatch>();
-  };
-  void apply(const Replay& r) { scope_.registry().owe(r.increments); }
-  // This device's record of `key` (resolving a shared record onto its counters), or nullptr.
-  const Replay* find_replay(const std::vector<std::uint32_t>& key);
-  static bool replayable(const Sqe& sqe);
-  static std::vector<std::uint32_t> signature(const Sqe& sqe);
-  Outcome execute_with_replay(const Sqe& sqe, std::uint16_t qid);
-  std::vector<std::pair<counters::Counter*, std::uint64_t>> device_counters();
-  void refresh_own_counters();
   Outcome exec_dma(const Sqe&, const Issuer& who, CommandWork& work);
   Outcome exec_gemm(const Sqe&, bool validate_only, CommandWork& work);
   Outcome exec_attention(const Sqe&, bool validate_only, CommandWork& work);
@@ -223,16 +197,9 @@ class CommandExecutor {
   counters::Counter& functional_ops_;
   counters::Counter& replayed_;
   std::unique_ptr<WorkCounters> work_[256];  // by I/O opcode: the work classes' counters
-  counters::Scope scope_;
-  std::unordered_map<std::vector<std::uint32_t>, Replay, SignatureHash> replays_;  // on this device's counters
-  std::shared_ptr<ReplayCache> shared_;                            // records shared with identical devices
-  std::vector<counters::Counter*> own_counters_;                   // this device's counters (device_counters())
-  std::unordered_map<std::string, counters::Counter*> by_suffix_;  // the same, by name below the prefix
-  std::size_t counters_seen_ = 0;                                  // registry size when own_counters_ was built
-  unsigned in_flight_ = 0;                                         // commands executing now
+  CommandReplay replay_;  // device.replay: records and replays of command shapes
   std::function<void(std::uint64_t)> on_timestamp_;
   CommandObserver on_command_;
-  std::uint64_t started_ = 0;  // commands started so far (detects overlap while recording)
 };
 
 }  // namespace sohusim::device

@@ -1,5 +1,5 @@
 #pragma once
-// ReplayCache: the recorded timings of command shapes (device.replay, command_executor.hpp),
+// ReplayCache: the recorded timings of command shapes (device.replay, command_replay.hpp),
 // shared by every device of one configuration.
 //
 // A record holds what a command of one signature did on an idle device: its duration and

@@ -1,4 +1,4 @@
-// tests/memory/pattern_driver.hpp — the shared traffic patterns, played straight against a
+// tests/memory/pattern_harness.hpp — the shared traffic patterns, played straight against a
 // MemoryBackend (no SystemC), so that the fast and the detailed model see exactly the
 // same request stream. Used by the fast-vs-detailed calibration tests.
 //
