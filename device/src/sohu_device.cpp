@@ -27,6 +27,49 @@ constexpr std::uint64_t kBar2LatencyPs = 300'000;        // device-side turnarou
 constexpr std::uint32_t kVfId = (SOHU_ID_RESET & 0xFFFFu) | (((SOHU_ID_RESET >> 16) + 1) << 16);
 }  // namespace
 
+// A VF as the device sees it: its controller, and what the controller's CommandBackend and
+// FunctionDevice mean for a VF. Its DMA carries the VF's requester ID and its I/O commands
+// run in the device-MMU context the PF assigned it; its admin queue answers IDENTIFY and
+// FW_STATUS only; its interrupts go out with its requester ID; its reset is its own.
+class SohuDevice::VfFunction final : public CommandBackend, public FunctionDevice {
+ public:
+  VfFunction(SohuDevice& device, unsigned index, pcie::RequesterId rid)
+      : device_(device), index_(index), rid_(rid), host_(device.host_dma, kHostAddressSpace, true, rid) {
+    // Built once the adapter is whole: the controller calls fill_identity() as it is built.
+    ctl_ = std::make_unique<FunctionController>(device.vf_params_, "VF " + std::to_string(index), true, host_,
+                                                device.clock_, *this, *this,
+                                                device.scope_.sub("vf" + std::to_string(index)), nullptr, 0);
+  }
+
+  FunctionController& controller() { return *ctl_; }
+  MemoryPort& host() { return host_; }
+
+  Outcome execute_io(const Sqe& sqe, std::uint16_t qid) override {
+    return device_.run_io(sqe, qid, Issuer{&host_, static_cast<int>(index_), device_.vf_context_[index_]});
+  }
+  Outcome execute_admin(const Sqe& sqe) override { return device_.admin_device(sqe, static_cast<int>(index_)); }
+  // One power state for the whole device: the PF's register.
+  std::uint32_t power_state() override { return device_.power_state(); }
+  // The trace unit's command records and the PMU's overflow interrupt follow the PF's
+  // commands only.
+  void command_started(const Sqe&, std::uint16_t) override {}
+  void command_completed(const Sqe&, std::uint16_t, std::uint16_t) override {}
+
+  bool send_msix(unsigned vector) override { return device_.deliver_msix(rid_, vector); }
+  void request_reset(const char*) override { ctl_->reset(); }
+  // The executor's waiters (semaphores, rendezvous) may be other functions' commands: a
+  // VF's disable leaves them waiting.
+  void function_disabled() override {}
+  void fill_identity(RegisterFile& regs) override { device_.write_identity(regs, true); }
+
+ private:
+  SohuDevice& device_;
+  unsigned index_;
+  pcie::RequesterId rid_;
+  TlmMemoryPort host_;  // DMA with the VF's requester ID
+  std::unique_ptr<FunctionController> ctl_;
+};
+
 SohuDevice::SohuDevice(sc_core::sc_module_name name, const config::Config& config, const sim::Instrumentation& inst,
                        const std::string& prefix, unsigned index)
     : sc_core::sc_module(name),
@@ -105,25 +148,10 @@ SohuDevice::SohuDevice(sc_core::sc_module_name name, const config::Config& confi
   };
   exec_ = std::make_unique<CommandExecutor>(std::move(w), index_, scope_);
 
-  FunctionController::Hooks h;
-  h.execute_io = [this](const Sqe& s, std::uint16_t q) { return execute_io(s, q, Issuer{}); };
-  h.execute_admin_device = [this](const Sqe& s) { return admin_device(s, -1); };
-  h.command_event = [this](const Sqe& s, std::uint16_t q, bool start, std::uint16_t status) {
-    on_command(s, q, start, status);
-  };
-  h.send_msix = [this](unsigned v) {
-    if (endpoint_ == nullptr) return false;
-    TraceRecord r;
-    r.type = TraceRecordType::Interrupt;
-    r.unit = static_cast<std::uint16_t>(v);
-    trace_unit_->record(r, kTraceInterrupts);
-    return send_msix(endpoint_->pf().rid(), v);
-  };
-  h.reset = [this](const char* why) { reset_device(why); };
-  h.disabled = [this] { exec_->abort_waiters(); };
-  h.fill_identity = [this](RegisterFile& r) { fill_identity(r, false); };
-  h.power_state = [this] { return static_cast<std::uint32_t>(registers().peek(SOHU_POWER_STATE) & 3); };
-  pf_ = std::make_unique<FunctionController>(p_, "PF", false, *host_port_, clock_, std::move(h), scope_,
+  // The device itself is the PF's FunctionDevice and CommandBackend.
+  FunctionDevice& pf_device = *this;
+  CommandBackend& pf_commands = *this;
+  pf_ = std::make_unique<FunctionController>(p_, "PF", false, *host_port_, clock_, pf_device, pf_commands, scope_,
                                              tracing ? inst.trace : nullptr,
                                              tracing ? inst.trace->thread_track(proc, "command processor") : 0);
   pf_->command_processor().set_trace_summary(inst.trace_summary);
@@ -135,6 +163,10 @@ SohuDevice::SohuDevice(sc_core::sc_module_name name, const config::Config& confi
 }
 
 SohuDevice::~SohuDevice() = default;
+
+FunctionController* SohuDevice::vf(unsigned index) {
+  return index < vfs_.size() && vfs_[index] ? &vfs_[index]->controller() : nullptr;
+}
 
 std::uint64_t SohuDevice::now_ps() const {
   return sc_core::sc_time_stamp().value();
@@ -177,37 +209,21 @@ void SohuDevice::attach(pcie::PcieEndpoint& endpoint) {
 void SohuDevice::sync_vfs(pcie::PhysicalFunction& functions) {
   // VFs that went away (VF Enable cleared) lose their state, as the functions do.
   for (std::size_t i = functions.num_vfs(); i < vfs_.size(); ++i) {
-    if (vfs_[i]) vfs_[i]->ctl->reset();
+    if (vfs_[i]) vfs_[i]->controller().reset();
   }
   for (std::size_t i = 0; i < functions.num_vfs() && i < kVfs; ++i) {
     pcie::PcieFunction* f = functions.vf(i);
     if (vfs_.size() <= i) vfs_.resize(i + 1);
     if (!vfs_[i]) {
-      auto vf = std::make_unique<Vf>();
-      const auto index = static_cast<unsigned>(i);
-      vf->rid = f->rid();
-      vf->host = std::make_unique<TlmMemoryPort>(host_dma, kHostAddressSpace, true, f->rid());
-      FunctionController::Hooks h;
-      h.execute_io = [this, index](const Sqe& s, std::uint16_t q) {
-        return execute_io(s, q, Issuer{vfs_[index]->host.get(), static_cast<int>(index), vf_context_[index]});
-      };
-      h.execute_admin_device = [this, index](const Sqe& s) { return admin_device(s, static_cast<int>(index)); };
-      h.send_msix = [this, index](unsigned v) { return send_msix(vfs_[index]->rid, v); };
-      h.reset = [this, index](const char*) { vfs_[index]->ctl->reset(); };
-      h.fill_identity = [this](RegisterFile& r) { fill_identity(r, true); };
-      h.power_state = [this] { return static_cast<std::uint32_t>(registers().peek(SOHU_POWER_STATE) & 3); };
-      const std::string name = "vf" + std::to_string(i);
-      vf->ctl = std::make_unique<FunctionController>(vf_params_, "VF " + std::to_string(i), true, *vf->host, clock_,
-                                                     std::move(h), scope_.sub(name), nullptr, 0);
-      vfs_[i] = std::move(vf);
+      vfs_[i] = std::make_unique<VfFunction>(*this, static_cast<unsigned>(i), f->rid());
     }
     // The routing ID is the PF's + First VF Offset + i x VF Stride, both fixed on this
     // device: the VF's port keeps the one it was built with.
-    f->set_reset_callback([this, i](pcie::PcieFunction&, pcie::ResetKind) { vfs_[i]->ctl->reset(); });
+    f->set_reset_callback([this, i](pcie::PcieFunction&, pcie::ResetKind) { vfs_[i]->controller().reset(); });
   }
 }
 
-bool SohuDevice::send_msix(pcie::RequesterId rid, unsigned vector) {
+bool SohuDevice::deliver_msix(pcie::RequesterId rid, unsigned vector) {
   if (endpoint_ == nullptr) return false;
   // MSI-X delivery is a posted write upstream: it needs a thread (the caller may be a
   // register handler), so it goes out from its own process.
@@ -215,12 +231,61 @@ bool SohuDevice::send_msix(pcie::RequesterId rid, unsigned vector) {
   return true;
 }
 
-Outcome SohuDevice::execute_io(const Sqe& sqe, std::uint16_t qid, const Issuer& who) {
+Outcome SohuDevice::run_io(const Sqe& sqe, std::uint16_t qid, const Issuer& who) {
   const std::uint64_t hits = mmu_.hits(), misses = mmu_.misses();
   Outcome o = exec_->execute(sqe, qid, who);
   mmu_hits_.inc(mmu_.hits() - hits);
   mmu_misses_.inc(mmu_.misses() - misses);
   return o;
+}
+
+// ---- the PF's CommandBackend and FunctionDevice ------------------------------------
+
+Outcome SohuDevice::execute_io(const Sqe& sqe, std::uint16_t qid) {
+  return run_io(sqe, qid, Issuer{});
+}
+
+Outcome SohuDevice::execute_admin(const Sqe& sqe) {
+  return admin_device(sqe, -1);
+}
+
+std::uint32_t SohuDevice::power_state() {
+  return static_cast<std::uint32_t>(registers().peek(SOHU_POWER_STATE) & 3);
+}
+
+void SohuDevice::command_started(const Sqe& sqe, std::uint16_t qid) {
+  record_command(sqe, qid, true, 0);
+}
+
+void SohuDevice::command_completed(const Sqe& sqe, std::uint16_t qid, std::uint16_t status) {
+  record_command(sqe, qid, false, status);
+  // The PMU's overflow interrupt is polled at command ends, not per counter increment.
+  if (pmu_->irq_enabled() && pmu_->poll_overflow(now_ps()) != 0) {
+    registers().poke(SOHU_INT_STATUS, registers().peek(SOHU_INT_STATUS) | SOHU_INT_STATUS_PMU_OVF_MASK);
+    raise_vector(static_cast<unsigned>(registers().peek(SOHU_ERR_VECTOR) & 0x7FF));
+  }
+}
+
+bool SohuDevice::send_msix(unsigned vector) {
+  if (endpoint_ == nullptr) return false;
+  TraceRecord r;
+  r.type = TraceRecordType::Interrupt;
+  r.unit = static_cast<std::uint16_t>(vector);
+  trace_unit_->record(r, kTraceInterrupts);
+  return deliver_msix(endpoint_->pf().rid(), vector);
+}
+
+void SohuDevice::request_reset(const char* why) {
+  reset_device(why);
+}
+
+void SohuDevice::function_disabled() {
+  // Commands blocked on a semaphore or a rendezvous would otherwise wait for ever.
+  exec_->abort_waiters();
+}
+
+void SohuDevice::fill_identity(RegisterFile& regs) {
+  write_identity(regs, false);
 }
 
 void SohuDevice::connect(unsigned peer_index, SohuDevice& peer, C2cChannel& tx, C2cChannel& rx) {
@@ -339,8 +404,8 @@ void SohuDevice::raise_vector(unsigned vector) {
 void SohuDevice::reset_device(const char* why) {
   // The whole device: the PF's registers and queues, every VF's, and the shared units.
   pf_->reset();
-  for (const std::unique_ptr<Vf>& vf : vfs_) {
-    if (vf) vf->ctl->reset();
+  for (const std::unique_ptr<VfFunction>& vf : vfs_) {
+    if (vf) vf->controller().reset();
   }
   std::fill(std::begin(vf_context_), std::end(vf_context_), std::uint16_t{0});
   exec_->abort_waiters();
@@ -350,7 +415,7 @@ void SohuDevice::reset_device(const char* why) {
   last_reset_ = why;
 }
 
-void SohuDevice::fill_identity(RegisterFile& regs, bool vf) const {
+void SohuDevice::write_identity(RegisterFile& regs, bool vf) const {
   // Identification registers from the configuration (after construction and every reset).
   const DeviceParams& q = vf ? vf_params_ : p_;
   if (vf) regs.poke(SOHU_ID, kVfId);
@@ -410,7 +475,7 @@ Outcome SohuDevice::admin_device(const Sqe& sqe, int vf) {
       }
       const std::size_t n = std::min<std::size_t>(p_.name.size(), 63);
       std::memcpy(page.data() + 128, p_.name.data(), n);
-      MemoryPort& host = vf >= 0 ? *vfs_[static_cast<std::size_t>(vf)]->host : *host_port_;
+      MemoryPort& host = vf >= 0 ? vfs_[static_cast<std::size_t>(vf)]->host() : *host_port_;
       if (host.access(true, c.addr, page.data(), page.size(), sqe.correlation()) != PortStatus::Ok) {
         return Outcome::fail(Status::HostDmaError, "IDENTIFY: write to host " + hex(c.addr) + " failed", c.addr);
       }
@@ -505,7 +570,7 @@ Outcome SohuDevice::admin_device(const Sqe& sqe, int vf) {
   return Outcome::fail(Status::InvalidOpcode, "admin opcode " + hex(sqe.opcode()) + " is not defined");
 }
 
-void SohuDevice::on_command(const Sqe& sqe, std::uint16_t qid, bool start, std::uint16_t status) {
+void SohuDevice::record_command(const Sqe& sqe, std::uint16_t qid, bool start, std::uint16_t status) {
   TraceRecord r;
   r.type = start ? TraceRecordType::CommandStart : TraceRecordType::CommandEnd;
   r.queue = qid;
@@ -514,12 +579,6 @@ void SohuDevice::on_command(const Sqe& sqe, std::uint16_t qid, bool start, std::
   r.status = status;
   r.arg = sqe.opcode();
   trace_unit_->record(r, kTraceCommands);
-  if (!start && pmu_->irq_enabled()) {
-    if (pmu_->poll_overflow(now_ps()) != 0) {
-      registers().poke(SOHU_INT_STATUS, registers().peek(SOHU_INT_STATUS) | SOHU_INT_STATUS_PMU_OVF_MASK);
-      raise_vector(static_cast<unsigned>(registers().peek(SOHU_ERR_VECTOR) & 0x7FF));
-    }
-  }
 }
 
 EnergyReport SohuDevice::energy(double seconds) const {

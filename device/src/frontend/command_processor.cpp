@@ -20,11 +20,13 @@ std::uint64_t now_ps() {
 }
 }  // namespace
 
-CommandProcessor::CommandProcessor(const DeviceParams& params, MemoryPort& host, Hooks hooks, const counters::Scope& s,
-                                   counters::TraceRecorder* trace, counters::TrackId track)
+CommandProcessor::CommandProcessor(const DeviceParams& params, MemoryPort& host, FunctionSignals& function,
+                                   CommandBackend& backend, const counters::Scope& s, counters::TraceRecorder* trace,
+                                   counters::TrackId track)
     : p_(params),
       host_(host),
-      hooks_(std::move(hooks)),
+      function_(function),
+      backend_(backend),
       trace_(trace),
       track_(track),
       fetched_(s.counter("commands_fetched", "count", "submission entries fetched from host memory")),
@@ -65,7 +67,7 @@ void CommandProcessor::log(Status s, std::uint16_t qid, std::uint16_t cid, std::
   e.address = addr;
   e.time_ps = now_ps();
   e.message = std::move(msg);
-  if (hooks_.error) hooks_.error(std::move(e));
+  function_.report_error(std::move(e));
 }
 
 std::string CommandProcessor::enable(std::uint32_t aqa, std::uint64_t asq, std::uint64_t acq) {
@@ -101,7 +103,7 @@ std::string CommandProcessor::enable(std::uint32_t aqa, std::uint64_t asq, std::
   sc_core::sc_spawn([this, sq, epoch] {
     sc_core::wait(sc_core::sc_time::from_value(p_.enable_latency_ps));
     if (epoch != epoch_) return;
-    if (hooks_.ready) hooks_.ready(true);
+    function_.set_ready(true);
     sq_loop(sq, epoch);
   });
   return {};
@@ -125,7 +127,7 @@ void CommandProcessor::disable() {
     submitted_[q].clear();
   }
   set_depth(0);
-  if (hooks_.ready) hooks_.ready(false);
+  function_.set_ready(false);
 }
 
 void CommandProcessor::sq_doorbell(unsigned qid, std::uint32_t value) {
@@ -253,7 +255,7 @@ void CommandProcessor::raise(CompletionQueue& cq) {
     trace_->record(e);
   }
   cq.pending_flows.clear();
-  if (hooks_.raise_msix) hooks_.raise_msix(cq.vector);
+  function_.raise_vector(cq.vector);
 }
 
 bool CommandProcessor::post(const std::shared_ptr<CompletionQueue>& cq, const Cqe& e, bool irq, std::uint64_t epoch,
@@ -339,7 +341,7 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
       sc_core::wait(sc_core::sc_time::from_value(p_.command_latency_ps));
       const std::uint64_t start_ps = now_ps();
       submit_to_start_.sample(static_cast<double>(start_ps - submitted_ps) / 1000.0);
-      if (hooks_.command_event) hooks_.command_event(sqe, static_cast<std::uint16_t>(qid), true, 0);
+      backend_.command_started(sqe, static_cast<std::uint16_t>(qid));
       Outcome o;
       if (tracing()) {
         const std::uint64_t c = sqe.correlation();
@@ -365,7 +367,7 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
           o = admin(sqe);
           admin_commands_.inc();
         } else {
-          o = hooks_.execute_io(sqe, static_cast<std::uint16_t>(qid));
+          o = backend_.execute_io(sqe, static_cast<std::uint16_t>(qid));
         }
       } catch (const std::exception& ex) {  // a model limit fails the command, not the simulation
         o = Outcome::fail(Status::InternalError, std::string("command ") + hex(sqe.opcode()) + ": " + ex.what());
@@ -390,7 +392,7 @@ void CommandProcessor::sq_loop(std::shared_ptr<SubmissionQueue> sq, std::uint64_
       if (!post(cq, e, !sqe.no_completion_irq(), epoch, sqe.correlation())) return;
       completed_.inc();
       start_to_complete_.sample(static_cast<double>(now_ps() - start_ps) / 1000.0);
-      if (hooks_.command_event) hooks_.command_event(sqe, static_cast<std::uint16_t>(qid), false, e.status);
+      backend_.command_completed(sqe, static_cast<std::uint16_t>(qid), e.status);
       if (sq->deleted) return;
     }
   }
@@ -418,7 +420,7 @@ Outcome CommandProcessor::admin(const Sqe& sqe) {
     case SOHU_ADMIN_OP_FW_STATUS:
     case SOHU_ADMIN_OP_SET_CONTEXT:
     case SOHU_ADMIN_OP_VF_CONTEXT:
-      return hooks_.execute_admin_device(sqe);
+      return backend_.execute_admin(sqe);
     default:
       break;
   }
@@ -556,8 +558,8 @@ Outcome CommandProcessor::features(const Sqe& sqe, bool set) {
       o.result = default_count_ | (static_cast<std::uint64_t>(default_time_ps_ / 1000) << 32);
       return o;
     case SOHU_FEAT_POWER_STATE:
-      if (set) return hooks_.execute_admin_device(sqe);
-      o.result = hooks_.power_state ? hooks_.power_state() : 0;
+      if (set) return backend_.execute_admin(sqe);
+      o.result = backend_.power_state();
       return o;
     case SOHU_FEAT_NUM_QUEUES:
       if (set) return Outcome::fail(Status::InvalidFeature, "SET_FEATURES: NUM_QUEUES is read-only");

@@ -13,32 +13,21 @@ namespace sohusim::device {
 using detail::hex;
 
 FunctionController::FunctionController(const DeviceParams& params, std::string label, bool pf_only_pages,
-                                       MemoryPort& host, const TimestampCounter& clock, Hooks hooks,
-                                       const counters::Scope& scope, counters::TraceRecorder* trace,
-                                       counters::TrackId track)
+                                       MemoryPort& host, const TimestampCounter& clock, FunctionDevice& device,
+                                       CommandBackend& commands, const counters::Scope& scope,
+                                       counters::TraceRecorder* trace, counters::TrackId track)
     : label_(std::move(label)),
       pf_only_pages_(pf_only_pages),
       clock_(clock),
-      hooks_(std::move(hooks)),
+      device_(device),
       errlog_(params.error_log_entries),
       errors_(
           scope.counter("errors", "count", "errors logged (bad commands, doorbells, register accesses, DMA faults)")),
       errors_dropped_(scope.counter("errors_dropped", "count", "errors not logged because the error log was full")),
       msix_raised_(scope.counter("msix_raised", "count", "MSI-X vectors raised (delivered or left pending)")),
       resets_(scope.counter("resets", "count", "resets (CTRL.EN cleared, CTRL.RST, FLR)")) {
-  CommandProcessor::Hooks h;
-  h.raise_msix = [this](unsigned v) { raise_vector(v); };
-  h.error = [this](ErrorEntry e) { report_error(std::move(e)); };
-  h.execute_io = hooks_.execute_io;
-  h.execute_admin_device = hooks_.execute_admin_device;
-  h.command_event = hooks_.command_event;
-  h.ready = [this](bool rdy) {
-    std::uint64_t st = regs_.peek(SOHU_STATUS);
-    st = rdy ? (st | SOHU_STATUS_RDY_MASK) : (st & ~static_cast<std::uint64_t>(SOHU_STATUS_RDY_MASK));
-    regs_.poke(SOHU_STATUS, st);
-  };
-  h.power_state = hooks_.power_state;
-  cp_ = std::make_unique<CommandProcessor>(params, host, std::move(h), scope.sub("cp"), trace, track);
+  FunctionSignals& signals = *this;
+  cp_ = std::make_unique<CommandProcessor>(params, host, signals, commands, scope.sub("cp"), trace, track);
   install_hooks();
 }
 
@@ -91,10 +80,10 @@ void FunctionController::bar0_access(tlm::tlm_generic_payload& gp) {
 }
 
 void FunctionController::install_hooks() {
-  if (hooks_.fill_identity) hooks_.fill_identity(regs_);
+  device_.fill_identity(regs_);
   regs_.on_write(SOHU_CTRL, [this](std::uint32_t, std::uint64_t old_v, std::uint64_t new_v) {
     if ((new_v & SOHU_CTRL_RST_MASK) != 0) {
-      if (hooks_.reset) hooks_.reset("CTRL.RST");
+      device_.request_reset("CTRL.RST");
       return;
     }
     const bool was = (old_v & SOHU_CTRL_EN_MASK) != 0, now = (new_v & SOHU_CTRL_EN_MASK) != 0;
@@ -111,7 +100,7 @@ void FunctionController::install_hooks() {
       }
     } else if (was && !now) {
       cp_->disable();
-      if (hooks_.disabled) hooks_.disabled();
+      device_.function_disabled();
       resets_.inc();
     }
     const std::uint64_t shn = (new_v & SOHU_CTRL_SHN_MASK) >> SOHU_CTRL_SHN_SHIFT;
@@ -169,7 +158,13 @@ void FunctionController::raise_vector(unsigned vector) {
     masked_pending_ |= 1u << vector;
     return;
   }
-  if (hooks_.send_msix && hooks_.send_msix(vector)) msix_raised_.inc();
+  if (device_.send_msix(vector)) msix_raised_.inc();
+}
+
+void FunctionController::set_ready(bool ready) {
+  std::uint64_t st = regs_.peek(SOHU_STATUS);
+  st = ready ? (st | SOHU_STATUS_RDY_MASK) : (st & ~static_cast<std::uint64_t>(SOHU_STATUS_RDY_MASK));
+  regs_.poke(SOHU_STATUS, st);
 }
 
 void FunctionController::reset() {
@@ -178,7 +173,7 @@ void FunctionController::reset() {
   errlog_.clear();
   masked_pending_ = 0;
   regs_.reset();
-  if (hooks_.fill_identity) hooks_.fill_identity(regs_);
+  device_.fill_identity(regs_);
   // State the command processor keeps from register writes follows the registers back.
   cp_->set_default_coalescing(static_cast<unsigned>(regs_.peek(SOHU_COAL_COUNT) & 0xFFFF),
                               regs_.peek(SOHU_COAL_TIME_NS));

@@ -17,6 +17,10 @@
 // CommandExecutor, the device MMU, the PMU, the trace unit, the timestamp counter, the error
 // log, semaphores, and chip-to-chip ports to peer devices.
 //
+// Each function's controller reaches the device through a CommandBackend (commands its
+// queues pass on) and a FunctionDevice (MSI-X, reset, identity): the device itself is the
+// PF's, a VfFunction per VF adds the VF's requester ID, host port and context.
+//
 // Sockets: `bar` (target) is bound by the endpoint's bar_socket; `host_dma` (initiator)
 // binds to the endpoint's dma_socket. attach() gives the device its endpoint for MSI-X and
 // Function Level Reset. Stats live under the device prefix (e.g. `dev0`): `dev0.cp.*`,
@@ -34,30 +38,32 @@
 #include <systemc>
 #include <tlm>
 
-#include "sohusim/memory/hbm_memory.hpp"
-#include "sohusim/memory/sram.hpp"
-#include "sohusim/device/units/c2c_link.hpp"
-#include "sohusim/device/exec/command_executor.hpp"
-#include "sohusim/device/frontend/command_processor.hpp"
-#include "sohusim/device/units/device_mmu.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/device/device_params.hpp"
-#include "sohusim/device/units/dma_engine.hpp"
-#include "sohusim/device/units/energy_model.hpp"
+#include "sohusim/device/exec/command_executor.hpp"
+#include "sohusim/device/exec/semaphore_bank.hpp"
+#include "sohusim/device/frontend/command_backend.hpp"
+#include "sohusim/device/frontend/command_processor.hpp"
 #include "sohusim/device/frontend/error_log.hpp"
 #include "sohusim/device/frontend/function_controller.hpp"
-#include "sohusim/device/units/pmu.hpp"
+#include "sohusim/device/frontend/function_device.hpp"
 #include "sohusim/device/frontend/register_map.hpp"
-#include "sohusim/device/exec/semaphore_bank.hpp"
+#include "sohusim/device/units/c2c_link.hpp"
+#include "sohusim/device/units/device_mmu.hpp"
+#include "sohusim/device/units/dma_engine.hpp"
+#include "sohusim/device/units/energy_model.hpp"
+#include "sohusim/device/units/pmu.hpp"
 #include "sohusim/device/units/timestamp_counter.hpp"
 #include "sohusim/device/units/tlm_memory_port.hpp"
 #include "sohusim/device/units/trace_unit.hpp"
+#include "sohusim/memory/hbm_memory.hpp"
+#include "sohusim/memory/sram.hpp"
 #include "sohusim/pcie/pcie_endpoint.hpp"
-#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 
 namespace sohusim::device {
 
-class SohuDevice : public sc_core::sc_module {
+class SohuDevice : public sc_core::sc_module, private CommandBackend, private FunctionDevice {
  public:
   tlm_utils::simple_target_socket<SohuDevice> bar;
   tlm_utils::simple_initiator_socket<SohuDevice> host_dma;
@@ -92,9 +98,7 @@ class SohuDevice : public sc_core::sc_module {
   const ErrorLog& error_log() const { return pf_->error_log(); }
   CommandProcessor& command_processor() { return pf_->command_processor(); }
   /// VF `index`'s controller, or nullptr if that VF has never been enabled.
-  FunctionController* vf(unsigned index) {
-    return index < vfs_.size() && vfs_[index] ? vfs_[index]->ctl.get() : nullptr;
-  }
+  FunctionController* vf(unsigned index);
   /// The device-MMU context the PF assigned VF `index` (0: none).
   std::uint16_t vf_context(unsigned index) const { return index < kVfs ? vf_context_[index] : 0; }
   CommandExecutor& executor() { return *exec_; }
@@ -107,23 +111,34 @@ class SohuDevice : public sc_core::sc_module {
   EnergyReport energy(double seconds) const;
 
  private:
-  struct Vf {
-    pcie::RequesterId rid = 0;
-    std::unique_ptr<TlmMemoryPort> host;  // DMA with the VF's requester ID
-    std::unique_ptr<FunctionController> ctl;
-  };
+  /// A VF's controller with its CommandBackend and FunctionDevice (sohu_device.cpp).
+  class VfFunction;
+
+  // The PF's CommandBackend (command_backend.hpp).
+  Outcome execute_io(const Sqe& sqe, std::uint16_t qid) override;
+  Outcome execute_admin(const Sqe& sqe) override;
+  std::uint32_t power_state() override;
+  void command_started(const Sqe& sqe, std::uint16_t qid) override;
+  void command_completed(const Sqe& sqe, std::uint16_t qid, std::uint16_t status) override;
+  // The PF's FunctionDevice (function_device.hpp).
+  bool send_msix(unsigned vector) override;
+  void request_reset(const char* why) override;
+  void function_disabled() override;
+  void fill_identity(RegisterFile& regs) override;
+
   void bar_access(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   void install_hooks();
-  void fill_identity(RegisterFile& regs, bool vf) const;
+  void write_identity(RegisterFile& regs, bool vf) const;
   void reset_device(const char* why);
   void report_error(ErrorEntry e);
   void raise_vector(unsigned vector);
-  bool send_msix(pcie::RequesterId rid, unsigned vector);
-  Outcome execute_io(const Sqe& sqe, std::uint16_t qid, const Issuer& who);
+  bool deliver_msix(pcie::RequesterId rid, unsigned vector);
+  /// Runs an I/O command for the function `who` names, on the executor.
+  Outcome run_io(const Sqe& sqe, std::uint16_t qid, const Issuer& who);
   /// `vf` < 0: the PF's admin queue; else VF `vf`'s.
   Outcome admin_device(const Sqe& sqe, int vf);
   void sync_vfs(pcie::PhysicalFunction& functions);
-  void on_command(const Sqe& sqe, std::uint16_t qid, bool start, std::uint16_t status);
+  void record_command(const Sqe& sqe, std::uint16_t qid, bool start, std::uint16_t status);
   std::uint64_t now_ps() const;
 
   DeviceParams p_;
@@ -145,9 +160,9 @@ class SohuDevice : public sc_core::sc_module {
   std::unique_ptr<TraceUnit> trace_unit_;
   std::unique_ptr<CommandExecutor> exec_;
   std::unique_ptr<FunctionController> pf_;
-  DeviceParams vf_params_;                // what a VF's queues may use (queues, vectors)
-  std::vector<std::unique_ptr<Vf>> vfs_;  // created when VF i first appears
-  std::uint16_t vf_context_[kVfs] = {};   // VF_CONTEXT assignments
+  DeviceParams vf_params_;                        // what a VF's queues may use (queues, vectors)
+  std::vector<std::unique_ptr<VfFunction>> vfs_;  // created when VF i first appears
+  std::uint16_t vf_context_[kVfs] = {};           // VF_CONTEXT assignments
   std::vector<std::unique_ptr<C2cChannel>> owned_channels_;
   pcie::PcieEndpoint* endpoint_ = nullptr;
   std::string last_reset_;

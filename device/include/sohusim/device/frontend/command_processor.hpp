@@ -6,8 +6,14 @@
 //
 //   wait for the SQ tail doorbell -> DMA-read up to fetch_batch entries from host memory
 //   over PCIe (through the IOMMU) -> per entry: decode/check/dispatch (command_latency),
-//   execute (admin: here; I/O: CommandExecutor) -> DMA-write the 16-byte completion entry
-//   (phase bit, SQ head, SQ id, command id, status) -> MSI-X on the CQ's vector, coalesced.
+//   execute (queue admin commands: here; I/O and device admin commands: the CommandBackend)
+//   -> DMA-write the 16-byte completion entry (phase bit, SQ head, SQ id, command id,
+//   status) -> MSI-X on the CQ's vector, coalesced, raised through the FunctionSignals.
+//
+// Two interfaces connect it: FunctionSignals (function_signals.hpp), to the PCI function
+// whose registers it serves (interrupts, error log, STATUS.RDY), and CommandBackend
+// (command_backend.hpp), to the device that runs the commands (sohu_device.hpp, which hands
+// I/O commands to its CommandExecutor).
 //
 // Trace (the "command processor" thread track): a `fetch` slice per batch of entries, one
 // slice per command named by its opcode (GEMM, DMA_COPY, ...; admin commands by theirs), a
@@ -40,37 +46,30 @@
 #include <array>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 
 #include <systemc>
 
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
-#include "sohusim/device/frontend/command.hpp"
 #include "sohusim/device/device_params.hpp"
+#include "sohusim/device/frontend/command.hpp"
+#include "sohusim/device/frontend/command_backend.hpp"
 #include "sohusim/device/frontend/error_log.hpp"
-#include "sohusim/device/units/memory_port.hpp"
+#include "sohusim/device/frontend/function_signals.hpp"
 #include "sohusim/device/frontend/queue_pair.hpp"
+#include "sohusim/device/units/memory_port.hpp"
 
 namespace sohusim::device {
 
 class CommandProcessor {
  public:
-  struct Hooks {
-    std::function<void(unsigned vector)> raise_msix;
-    std::function<void(ErrorEntry)> error;  // log + error interrupt
-    std::function<Outcome(const Sqe&, std::uint16_t qid)> execute_io;
-    std::function<Outcome(const Sqe&)> execute_admin_device;  // IDENTIFY, PMU_CONFIG, TRACE_CONFIG, SET_CONTEXT, power
-    std::function<void(const Sqe&, std::uint16_t qid, bool start, std::uint16_t status)>
-        command_event;                           // trace unit, PMU poll
-    std::function<void(bool ready)> ready;       // STATUS.RDY
-    std::function<std::uint32_t()> power_state;  // for GET_FEATURES
-  };
   static constexpr unsigned kMaxQueues = 64;  // queue ids 0 (admin) .. 63
 
-  CommandProcessor(const DeviceParams& params, MemoryPort& host, Hooks hooks, const counters::Scope& scope,
-                   counters::TraceRecorder* trace, counters::TrackId track);
+  /// `function` gets the interrupts, errors and readiness; `backend` runs what the queues
+  /// do not (I/O and device-level admin commands). Both must outlive the processor.
+  CommandProcessor(const DeviceParams& params, MemoryPort& host, FunctionSignals& function, CommandBackend& backend,
+                   const counters::Scope& scope, counters::TraceRecorder* trace, counters::TrackId track);
 
   // ---- from register writes (no wait(): called in the BAR handler) ----
   /// CTRL.EN 0->1 with the admin queue registers. Empty string if accepted.
@@ -110,7 +109,8 @@ class CommandProcessor {
 
   const DeviceParams& p_;
   MemoryPort& host_;
-  Hooks hooks_;
+  FunctionSignals& function_;
+  CommandBackend& backend_;
   counters::TraceRecorder* trace_;
   counters::TrackId track_;
   std::array<counters::NameId, 512> names_{};  // [admin * 256 + opcode], interned on first use
