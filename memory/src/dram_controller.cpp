@@ -3,37 +3,17 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "sohusim/config/config.hpp"
+#include "refresh/refresh.hpp"
+#include "scheduler/command_scheduler.hpp"
+#include "scheduler/read_write_mode.hpp"
 
 namespace sohusim::memory {
 
 namespace {
-constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-
 counters::DistributionSpec occupancy_buckets(std::uint32_t depth) {
   return counters::DistributionSpec::linear(0.0, static_cast<double>(depth) + 1.0, std::min(depth + 1, 64u));
 }
 }  // namespace
-
-ControllerParams ControllerParams::from_config(const config::Config& c) {
-  ControllerParams p;
-  const auto u32 = [&](const char* k) { return static_cast<std::uint32_t>(c.get_uint(k)); };
-  p.read_queue = u32("hbm.controller.read_queue");
-  p.write_queue = u32("hbm.controller.write_queue");
-  p.write_high = u32("hbm.controller.write_high");
-  p.write_low = u32("hbm.controller.write_low");
-  p.read_starvation = u32("hbm.controller.read_starvation");
-  p.scheduler = c.get_string("hbm.controller.scheduler") == "fcfs" ? SchedulerKind::Fcfs : SchedulerKind::FrFcfs;
-  p.bus_arbiter = c.get_string("hbm.controller.bus_arbiter") == "oldest" ? BusArbiter::Oldest : BusArbiter::Fixed;
-  const std::string& page = c.get_string("hbm.controller.page_policy");
-  p.page_policy = page == "closed" ? PagePolicy::Closed : page == "adaptive" ? PagePolicy::Adaptive : PagePolicy::Open;
-  const std::string& refresh = c.get_string("hbm.controller.refresh");
-  p.refresh = refresh == "perbank" ? RefreshMode::PerBank : refresh == "off" ? RefreshMode::Off : RefreshMode::AllBank;
-  p.refresh_postpone = u32("hbm.controller.refresh_postpone");
-  p.latency = u32("hbm.controller.latency");
-  p.write_forward_latency = u32("hbm.controller.write_forward_latency");
-  return p;
-}
 
 PcStats::PcStats(const counters::Scope& s, double tck)
     : act(s.counter("act", "commands", "ACT commands issued")),
@@ -58,28 +38,6 @@ PcStats::PcStats(const counters::Scope& s, double tck)
                                   counters::DistributionSpec::log(1.0, 1.0e6, 96))),
       tck_ns(tck) {}
 
-// ---- Queue ------------------------------------------------------------------------
-
-DramController::Queue::Queue(std::uint32_t capacity) : slots_(capacity) {
-  order_.reserve(capacity);
-  free_.reserve(capacity);
-  for (std::uint32_t i = capacity; i > 0; --i) free_.push_back(static_cast<std::uint16_t>(i - 1));
-}
-
-void DramController::Queue::push(const Entry& e) {
-  const std::uint16_t slot = free_.back();
-  free_.pop_back();
-  slots_[slot] = e;
-  order_.push_back(slot);
-}
-
-void DramController::Queue::erase(std::size_t position) {
-  free_.push_back(order_[position]);
-  order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(position));
-}
-
-// ---- DramController ---------------------------------------------------------------
-
 DramController::DramController(const DramSpec& spec, const ControllerParams& params, ChannelTiming& timing,
                                std::uint32_t pc, PcStats stats, CompletionSink& sink)
     : params_(params),
@@ -91,22 +49,18 @@ DramController::DramController(const DramSpec& spec, const ControllerParams& par
       CWL_(spec.timing.CWL),
       nBL_(spec.timing.burst_cycles),
       access_bytes_(spec.org.access_bytes()),
-      spec_banks_per_group_(spec.org.banks_per_group),
-      refresh_interval_(params.refresh == RefreshMode::PerBank
-                            ? std::max<std::uint32_t>(1, spec.timing.refi_per_bank(spec.org.banks_per_pc()))
-                            : spec.timing.REFI),
-      trp_(spec.timing.RP),
-      reads_(params.read_queue),
-      writes_(params.write_queue),
-      banks_(spec.org.banks_per_pc()),
-      asked_(spec.org.banks_per_pc(), 0),
-      refresh_due_(refresh_interval_),
-      refresh_target_(kNoBank) {
+      state_(params.read_queue, params.write_queue, spec.org.banks_per_pc()),
+      mode_(std::make_unique<ReadWriteMode>(params)),
+      scheduler_(make_scheduler(params.scheduler, timing, pc, spec.org.banks_per_group, spec.org.banks_per_pc())),
+      refresh_(make_refresh(params.refresh, spec, params.refresh_postpone, timing, pc, stats_)) {
   if (params.read_queue == 0 || params.write_queue == 0 || params.read_queue > 65535 || params.write_queue > 65535) {
     throw std::invalid_argument("DramController: queue depths must be 1 .. 65535");
   }
   check_refresh_timings(spec, params.refresh, "DramController");
 }
+
+DramController::DramController(DramController&&) noexcept = default;
+DramController::~DramController() = default;
 
 void check_refresh_timings(const DramSpec& spec, RefreshMode refresh, const char* who) {
   const DramTimings& t = spec.timing;
@@ -136,10 +90,9 @@ void check_refresh_timings(const DramSpec& spec, RefreshMode refresh, const char
 
 void DramController::enqueue(const MemRequest& request, const DecodedAddress& at, Cycle now) {
   const BankCoord where = timing_.coord(pc_, at.sid, at.bank_group, at.bank);
-  const std::size_t qi = request.write ? 1 : 0;
   if (!request.write) {
-    for (std::size_t i = 0; i < writes_.size(); ++i) {
-      if (writes_.at(i).request.addr == request.addr) {
+    for (std::size_t i = 0; i < state_.writes.size(); ++i) {
+      if (state_.writes.at(i).request.addr == request.addr) {
         const Cycle done = now + params_.write_forward_latency + params_.latency;
         ++stats_.reads_from_write_queue;
         stats_.read_latency.sample(static_cast<double>(done - request.arrival) * stats_.tck_ns);
@@ -147,179 +100,35 @@ void DramController::enqueue(const MemRequest& request, const DecodedAddress& at
         return;
       }
     }
-    stats_.read_queue.sample(static_cast<double>(reads_.size()));
-    reads_.push({request, where, at.row, Kind::Hit});
+    stats_.read_queue.sample(static_cast<double>(state_.reads.size()));
   } else {
-    stats_.write_queue.sample(static_cast<double>(writes_.size()));
-    writes_.push({request, where, at.row, Kind::Hit});
+    stats_.write_queue.sample(static_cast<double>(state_.writes.size()));
   }
-  Bank& bank = banks_[where.bank];
-  ++bank.queued[qi];
-  const bool hit = bank.open_row == at.row;
-  if (hit) {
-    ++bank.hits[qi];
-    ++total_hits_[qi];
-  }
+  const bool hit = state_.push({request, where, at.row, RowKind::Hit});
   // Wake-up: the cycle already computed stays valid for what was queued before (only
   // this controller's own commands move it); the new request can only bring it forward.
-  // An empty controller, a mode change or per-bank refresh start from `now`.
-  if (held() == 1 || wants_writing(now) != writing_ || params_.refresh == RefreshMode::PerBank) {
+  // An empty controller, a mode change or a refresh that chooses by the queues start
+  // from `now`.
+  if (held() == 1 || mode_->wants_writing(state_, now) != state_.writing || refresh_->wakes_on_enqueue()) {
     next_ = now;
     return;
   }
-  if (request.write != writing_) return;                 // waits for the mode switch, which wakes itself
-  if (params_.scheduler == SchedulerKind::Fcfs) return;  // only the head matters; it is older
-  Cycle e;
-  if (hit) {
-    e = timing_.earliest(request.write ? DramCommand::WR : DramCommand::RD, where);
-  } else if (bank.open_row == kClosed) {
-    e = timing_.earliest(DramCommand::ACT, where);
-  } else if (bank.hits[qi] == 0) {
-    e = timing_.earliest(DramCommand::PRE, where);
-  } else {
-    return;  // waits behind the open row's hits, which are scheduled already
-  }
-  next_ = std::min(next_, std::max(now, e));
+  if (request.write != state_.writing) return;  // waits for the mode switch, which wakes itself
+  next_ = std::min(next_, scheduler_->wake(state_, where, request.write, hit, now));
 }
 
-bool DramController::wants_writing(Cycle t) const {
-  const std::size_t rq = reads_.size();
-  const std::size_t wq = writes_.size();
-  const bool starving = rq > 0 && t >= reads_.at(0).request.arrival + params_.read_starvation;
-  if (!writing_) return wq > 0 && !starving && (wq >= params_.write_high || rq == 0);
-  return !(wq == 0 || starving || (rq > 0 && wq <= params_.write_low));
-}
-
-void DramController::update_mode(Cycle t) {
-  writing_ = wants_writing(t);
-}
-
-void DramController::open_row(std::uint32_t b, std::uint32_t row) {
-  Bank& bank = banks_[b];
-  total_hits_[0] -= bank.hits[0];
-  total_hits_[1] -= bank.hits[1];
-  bank.open_row = row;
-  bank.hits[0] = bank.hits[1] = 0;
-  if (bank.queued[0] > 0) {
-    for (std::size_t i = 0; i < reads_.size(); ++i) {
-      const Entry& e = reads_.at(i);
-      if (e.where.bank == b && e.row == row) ++bank.hits[0];
-    }
-  }
-  if (bank.queued[1] > 0) {
-    for (std::size_t i = 0; i < writes_.size(); ++i) {
-      const Entry& e = writes_.at(i);
-      if (e.where.bank == b && e.row == row) ++bank.hits[1];
-    }
-  }
-  total_hits_[0] += bank.hits[0];
-  total_hits_[1] += bank.hits[1];
-}
-
-void DramController::close_bank(std::uint32_t b) {
-  Bank& bank = banks_[b];
-  total_hits_[0] -= bank.hits[0];
-  total_hits_[1] -= bank.hits[1];
-  bank.open_row = kClosed;
-  bank.hits[0] = bank.hits[1] = 0;
-}
-
-void DramController::close_all() {
-  for (std::uint32_t b = 0; b < banks_.size(); ++b) close_bank(b);
-}
-
-bool DramController::refresh_allbank(Cycle t, Cycle& next) {
-  if (owed_ <= params_.refresh_postpone && total_hits_[writing_ ? 1 : 0] > 0) return false;  // postponed
-  const BankCoord any{pc_, 0, 0};
-  const bool any_open = std::any_of(banks_.begin(), banks_.end(), [](const Bank& b) { return b.open_row != kClosed; });
-  const DramCommand cmd = any_open ? DramCommand::PREA : DramCommand::REFab;
-  const Cycle e = timing_.earliest(cmd, any);
-  if (e > t) {
-    next = std::min(next, e);
-    return true;
-  }
-  timing_.issue(cmd, any, t);
-  if (any_open) {
-    ++stats_.pre;
-    close_all();
-  } else {
-    ++stats_.refab;
-    --owed_;
-  }
-  next = std::min(next, t + 1);
-  return true;
-}
-
-std::uint32_t DramController::choose_refresh_target() {
-  const auto n = static_cast<std::uint32_t>(banks_.size());
-  if (refreshed_count_ == n) {
-    for (Bank& bank : banks_) bank.refreshed = false;
-    refreshed_count_ = 0;
-  }
-  std::uint32_t fallback = kNoBank;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const std::uint32_t b = (refresh_rr_ + i) % n;
-    const Bank& bank = banks_[b];
-    if (bank.refreshed) continue;
-    if (bank.queued[0] + bank.queued[1] == 0) return b;
-    if (fallback == kNoBank) fallback = b;
-  }
-  return fallback;
-}
-
-void DramController::refreshed_bank(std::uint32_t b) {
-  const auto n = static_cast<std::uint32_t>(banks_.size());
-  if (refreshed_count_ == n) {
-    for (Bank& bank : banks_) bank.refreshed = false;
-    refreshed_count_ = 0;
-  }
-  if (!banks_[b].refreshed) {
-    banks_[b].refreshed = true;
-    ++refreshed_count_;
-  }
-  refresh_rr_ = (b + 1) % n;
-}
-
-bool DramController::refresh_perbank(Cycle t, Cycle& next, bool& row_bus_used, std::uint32_t& blocked_bank) {
-  if (refresh_target_ == kNoBank) refresh_target_ = choose_refresh_target();
-  const std::uint32_t b = refresh_target_;
-  if (owed_ <= params_.refresh_postpone && banks_[b].hits[writing_ ? 1 : 0] > 0) return false;
-  blocked_bank = b;
-  const BankCoord where = bank_coord(b);
-  const bool open = banks_[b].open_row != kClosed;
-  const DramCommand cmd = open ? DramCommand::PRE : DramCommand::REFpb;
-  const Cycle e = timing_.earliest(cmd, where);
-  if (e > t) {
-    next = std::min(next, e);
-    return false;
-  }
-  timing_.issue(cmd, where, t);
-  row_bus_used = true;
-  if (open) {
-    ++stats_.pre;
-    close_bank(b);
-  } else {
-    ++stats_.refpb;
-    --owed_;
-    refreshed_bank(b);
-    refresh_target_ = kNoBank;
-  }
-  next = std::min(next, t + 1);
-  return true;
-}
-
-void DramController::serve(Queue& q, std::size_t position, bool auto_precharge, Cycle t) {
-  const Entry e = q.at(position);
+void DramController::serve(RequestQueue& q, std::size_t position, bool auto_precharge, Cycle t) {
+  const QueuedRequest e = q.at(position);
   const bool write = e.request.write;
   const std::size_t qi = write ? 1 : 0;
   const DramCommand cmd = write ? (auto_precharge ? DramCommand::WRA : DramCommand::WR)
                                 : (auto_precharge ? DramCommand::RDA : DramCommand::RD);
   timing_.issue(cmd, e.where, t);
-  Bank& bank = banks_[e.where.bank];
+  BankState& bank = state_.banks[e.where.bank];
   --bank.hits[qi];
-  --total_hits_[qi];
+  --state_.total_hits[qi];
   --bank.queued[qi];
-  if (auto_precharge) close_bank(e.where.bank);
+  if (auto_precharge) state_.close_bank(e.where.bank);
   Cycle done;
   if (write) {
     ++stats_.wr;
@@ -333,13 +142,13 @@ void DramController::serve(Queue& q, std::size_t position, bool auto_precharge, 
   }
   stats_.busy_cycles += nBL_;
   switch (e.kind) {
-    case Kind::Hit:
+    case RowKind::Hit:
       ++stats_.row_hits;
       break;
-    case Kind::Miss:
+    case RowKind::Miss:
       ++stats_.row_misses;
       break;
-    case Kind::Conflict:
+    case RowKind::Conflict:
       ++stats_.row_conflicts;
       break;
   }
@@ -347,149 +156,52 @@ void DramController::serve(Queue& q, std::size_t position, bool auto_precharge, 
   sink_.on_complete(e.request, done);
 }
 
-Cycle DramController::next_from_banks(std::uint32_t blocked_bank) const {
-  const std::size_t qi = writing_ ? 1 : 0;
-  const DramCommand column_cmd = writing_ ? DramCommand::WR : DramCommand::RD;
-  Cycle next = kNever;
-  if (params_.scheduler == SchedulerKind::Fcfs) {
-    const Queue& q = writing_ ? writes_ : reads_;
-    if (q.empty()) return next;
-    const Entry& e = q.at(0);
-    if (e.where.bank == blocked_bank) return next;
-    const Bank& bank = banks_[e.where.bank];
-    const DramCommand cmd = bank.open_row == e.row     ? column_cmd
-                            : bank.open_row == kClosed ? DramCommand::ACT
-                                                       : DramCommand::PRE;
-    return timing_.earliest(cmd, e.where);
-  }
-  // A bank's answer is never below its command's floor: skip the question when the floor
-  // already lies at or beyond the best answer so far.
-  const Cycle col_floor = timing_.floor(column_cmd, pc_);
-  const Cycle act_floor = timing_.floor(DramCommand::ACT, pc_);
-  const Cycle pre_floor = timing_.floor(DramCommand::PRE, pc_);
-  for (std::uint32_t b = 0; b < banks_.size(); ++b) {
-    const Bank& bank = banks_[b];
-    if (bank.queued[qi] == 0 || b == blocked_bank) continue;
-    const BankCoord where = bank_coord(b);
-    if (bank.hits[qi] > 0 && col_floor < next) next = std::min(next, timing_.earliest(column_cmd, where));
-    if (bank.queued[qi] > bank.hits[qi]) {
-      if (bank.open_row == kClosed) {
-        if (act_floor < next) next = std::min(next, timing_.earliest(DramCommand::ACT, where));
-      } else if (bank.hits[qi] == 0) {
-        if (pre_floor < next) next = std::min(next, timing_.earliest(DramCommand::PRE, where));
-      }
-    }
-  }
-  return next;
-}
-
 void DramController::step(Cycle t) {
-  if (params_.refresh != RefreshMode::Off && refresh_due_ <= t) {
-    const Cycle k = (t - refresh_due_) / refresh_interval_ + 1;
-    owed_ += static_cast<std::uint32_t>(k);
-    refresh_due_ += k * refresh_interval_;
-  }
-  update_mode(t);
+  refresh_->account(t);
+  mode_->update(state_, t);
 
   Cycle next = kNever;
-  bool row_used = false;
-  std::uint32_t blocked_bank = kNoBank;
-  if (owed_ > 0) {
-    if (params_.refresh == RefreshMode::AllBank) {
-      if (refresh_allbank(t, next)) {
-        next_ = std::max(next, t + 1);
-        return;
-      }
-    } else if (params_.refresh == RefreshMode::PerBank) {
-      refresh_perbank(t, next, row_used, blocked_bank);
+  RefreshHold hold;
+  if (refresh_->owed() > 0) {
+    hold = refresh_->step(state_, t, next);
+    if (hold.whole_pc) {
+      next_ = std::max(next, t + 1);
+      return;
     }
   }
 
-  Queue& q = writing_ ? writes_ : reads_;
-  const std::size_t qi = writing_ ? 1 : 0;
-  const bool frfcfs = params_.scheduler == SchedulerKind::FrFcfs;
-  const std::size_t n = frfcfs ? q.size() : std::min<std::size_t>(q.size(), 1);
-  const DramCommand column_cmd = writing_ ? DramCommand::WR : DramCommand::RD;
-
-  // Decision: the oldest ready row hit takes the column bus, the oldest ready ACT/PRE the
-  // row bus. Stop once both are chosen, or once the column is chosen and every entry that
-  // could want a row command has been seen.
-  const std::size_t non_hits = q.size() - total_hits_[qi];
-  std::size_t non_hits_seen = 0;
-  std::size_t col_pos = kNone;
-  std::size_t row_pos = kNone;
-  DramCommand row_cmd = DramCommand::ACT;
-  // Whole command classes that cannot issue at t (bus busy, tFAW) are not asked per bank;
-  // a bank already found not ready is not asked again for the next entry of that bank.
-  bool col_possible = timing_.floor(column_cmd, pc_) <= t;
-  const bool act_possible = timing_.floor(DramCommand::ACT, pc_) <= t;
-  const bool pre_possible = timing_.floor(DramCommand::PRE, pc_) <= t;
-  bool row_possible = !row_used && (act_possible || pre_possible);
-  ++stamp_;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Entry& e = q.at(i);
-    const std::uint32_t b = e.where.bank;
-    const Bank& bank = banks_[b];
-    const bool hit = bank.open_row == e.row;
-    if (!hit) ++non_hits_seen;
-    if (b != blocked_bank && asked_[b] != stamp_) {
-      if (hit) {
-        if (col_possible) {
-          if (timing_.earliest(column_cmd, e.where) <= t) {
-            col_pos = i;
-            col_possible = false;
-          } else {
-            asked_[b] = stamp_;
-          }
-        }
-      } else if (row_possible && (!frfcfs || bank.open_row == kClosed || bank.hits[qi] == 0)) {
-        const DramCommand cmd = bank.open_row == kClosed ? DramCommand::ACT : DramCommand::PRE;
-        if ((cmd == DramCommand::ACT ? act_possible : pre_possible) && timing_.earliest(cmd, e.where) <= t) {
-          row_pos = i;
-          row_cmd = cmd;
-          row_possible = false;
-        } else {
-          asked_[b] = stamp_;
-        }
-      }
-    }
-    if (col_pos != kNone && (row_pos != kNone || !row_possible || non_hits_seen == non_hits)) break;
-    if (!col_possible && !row_possible && col_pos == kNone && row_pos == kNone) break;
-  }
-
+  const CommandChoice choice = scheduler_->choose(state_, t, hold.blocked_bank, hold.row_bus_used);
+  RequestQueue& q = state_.queue(state_.writing);
   // Row command first: it never touches the column candidate's bank (that bank is open
   // with a hit; the row command is an ACT of a closed bank or a PRE of a bank with none).
-  if (row_pos != kNone) {
-    Entry& e = q.at(row_pos);
-    timing_.issue(row_cmd, e.where, t);
-    if (row_cmd == DramCommand::ACT) {
+  if (choice.row != CommandChoice::kNone) {
+    QueuedRequest& e = q.at(choice.row);
+    timing_.issue(choice.row_command, e.where, t);
+    if (choice.row_command == DramCommand::ACT) {
       ++stats_.act;
-      if (e.kind != Kind::Conflict) e.kind = Kind::Miss;
-      open_row(e.where.bank, e.row);
+      if (e.kind != RowKind::Conflict) e.kind = RowKind::Miss;
+      state_.open_row(e.where.bank, e.row);
     } else {
       ++stats_.pre;
-      e.kind = Kind::Conflict;
-      close_bank(e.where.bank);
+      e.kind = RowKind::Conflict;
+      state_.close_bank(e.where.bank);
     }
   }
-  if (col_pos != kNone) {
-    const Entry& e = q.at(col_pos);
-    if (timing_.can_issue(column_cmd, e.where, t)) {
-      const Bank& bank = banks_[e.where.bank];
+  if (choice.column != CommandChoice::kNone) {
+    const QueuedRequest& e = q.at(choice.column);
+    if (timing_.can_issue(state_.writing ? DramCommand::WR : DramCommand::RD, e.where, t)) {
+      const BankState& bank = state_.banks[e.where.bank];
       const bool close = params_.page_policy == PagePolicy::Closed ||
                          (params_.page_policy == PagePolicy::Adaptive && bank.hits[0] + bank.hits[1] <= 1);
-      serve(q, col_pos, close, t);
+      serve(q, choice.column, close, t);
     }
   }
 
   if (held() > 0) {
-    update_mode(t);  // serving may have emptied or drained a queue
-    next = std::min(next, next_from_banks(blocked_bank));
-    if (params_.refresh != RefreshMode::Off) next = std::min(next, refresh_due_);
-    if (writing_ && !reads_.empty()) {
-      const Cycle starve = reads_.at(0).request.arrival + params_.read_starvation;
-      if (starve > t) next = std::min(next, starve);
-    }
+    mode_->update(state_, t);  // serving may have emptied or drained a queue
+    next = std::min(next, scheduler_->next(state_, hold.blocked_bank));
+    next = std::min(next, refresh_->due());
+    next = std::min(next, mode_->next_switch(state_, t));
     if (next == kNever) {
       throw std::logic_error("DramController: requests held but no command can ever issue (scheduler bug)");
     }
@@ -498,60 +210,7 @@ void DramController::step(Cycle t) {
 }
 
 void DramController::catch_up(Cycle now) {
-  if (params_.refresh == RefreshMode::Off || refresh_due_ > now) return;
-  const Cycle k = (now - refresh_due_) / refresh_interval_ + 1;
-  const Cycle last_due = refresh_due_ + (k - 1) * refresh_interval_;
-  const Cycle bulk = owed_ + k - 1;  // every owed refresh but the last, counted without simulation
-  refresh_due_ = last_due + refresh_interval_;
-  owed_ = 1;
-  const auto nbanks = static_cast<std::uint32_t>(banks_.size());
-  if (params_.refresh == RefreshMode::AllBank) {
-    stats_.refab += bulk;
-    if (bulk > 0) close_all();
-  } else {
-    // No request is queued, so the target choice is plain round robin.
-    stats_.refpb += bulk;
-    if (bulk >= nbanks) close_all();  // every bank was refreshed at least once
-    for (Cycle i = 0; i < bulk % nbanks; ++i) {
-      const std::uint32_t b = choose_refresh_target();
-      close_bank(b);
-      refreshed_bank(b);
-    }
-    refresh_target_ = kNoBank;
-  }
-  // The last one is issued at its due time (or as soon after as the timing allows), as an
-  // idle controller would have; if that is still ahead of `now`, step() will issue it.
-  Cycle at = last_due;
-  if (params_.refresh == RefreshMode::AllBank) {
-    const BankCoord any{pc_, 0, 0};
-    if (std::any_of(banks_.begin(), banks_.end(), [](const Bank& b) { return b.open_row != kClosed; })) {
-      at = std::max(at, timing_.earliest_in_pc(DramCommand::PREA, any));
-      if (at > now) return;
-      timing_.issue(DramCommand::PREA, any, at);
-      ++stats_.pre;
-      close_all();
-    }
-    at = std::max(at, timing_.earliest_in_pc(DramCommand::REFab, any));
-    if (at > now) return;
-    timing_.issue(DramCommand::REFab, any, at);
-    ++stats_.refab;
-  } else {
-    const std::uint32_t b = choose_refresh_target();
-    const BankCoord where = bank_coord(b);
-    if (banks_[b].open_row != kClosed) {
-      at = std::max(at, timing_.earliest_in_pc(DramCommand::PRE, where));
-      if (at > now) return;
-      timing_.issue(DramCommand::PRE, where, at);
-      ++stats_.pre;
-      close_bank(b);
-    }
-    at = std::max(at, timing_.earliest_in_pc(DramCommand::REFpb, where));
-    if (at > now) return;
-    timing_.issue(DramCommand::REFpb, where, at);
-    ++stats_.refpb;
-    refreshed_bank(b);
-  }
-  owed_ = 0;
+  refresh_->catch_up(state_, now);
 }
 
 }  // namespace sohusim::memory

@@ -4,8 +4,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sohusim/memory/hbm_schema.hpp"
 #include "sohusim/config/config.hpp"
+#include "sohusim/config/param_table.hpp"
+#include "sohusim/memory/hbm_schema.hpp"
 
 namespace sohusim::memory {
 
@@ -178,32 +179,9 @@ std::uint32_t hbm3_trfcab_ns(std::uint32_t die_density_gbit) {
 
 DramSpec DramSpec::from_config(const config::Config& config) {
   const DramOrganization org = organization_from_config(config);
-  const double tck = config.get_quantity("hbm.timing.tCK");
   DramTimings t;
-  t.tCK_ps = tck * 1e12;
-  const auto cyc = [&](const char* key) { return static_cast<std::uint32_t>(config.get_uint(key)); };
+  DramTimings::params().load(config, t);
   t.burst_cycles = burst_cycles_from_config(config);
-  t.CL = cyc("hbm.timing.CL");
-  t.CWL = cyc("hbm.timing.CWL");
-  t.RCDRD = cyc("hbm.timing.tRCDRD");
-  t.RCDWR = cyc("hbm.timing.tRCDWR");
-  t.RP = cyc("hbm.timing.tRP");
-  t.RAS = cyc("hbm.timing.tRAS");
-  t.RC = cyc("hbm.timing.tRC");
-  t.CCD_S = cyc("hbm.timing.tCCD_S");
-  t.CCD_L = cyc("hbm.timing.tCCD_L");
-  t.RRD_S = cyc("hbm.timing.tRRD_S");
-  t.RRD_L = cyc("hbm.timing.tRRD_L");
-  t.FAW = cyc("hbm.timing.tFAW");
-  t.WR = cyc("hbm.timing.tWR");
-  t.RTP = cyc("hbm.timing.tRTP");
-  t.WTR_S = cyc("hbm.timing.tWTR_S");
-  t.WTR_L = cyc("hbm.timing.tWTR_L");
-  t.RTW = cyc("hbm.timing.tRTW");
-  t.RFCpb = cyc("hbm.timing.tRFCpb");
-  t.REFI = cyc("hbm.timing.tREFI");
-  t.RREFD = cyc("hbm.timing.tRREFD");
-  t.ACT_bus = cyc("hbm.timing.tACT_bus");
   t.RFCab = trfcab_cycles_from_config(config);
   return make(config.get_string("hbm.name"), org, t);
 }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "sohusim/config/config.hpp"
+#include "sohusim/config/param_table.hpp"
 
 namespace sohusim::memory {
 
@@ -34,14 +35,21 @@ void add_derived(const counters::Scope& scope, const std::string& glob_prefix, c
 }
 
 // A calibration an embedder set wrongly would stretch bookings without end (NaN, infinity)
-// or make activations free: refused, naming the term.
+// or make activations free: refused, naming the term. The range is the term's row: at most
+// its maximum (1e6), at least its minimum, or above 0 where the minimum is above 0 (act_gap:
+// the schema's minimum is the least worth writing in a file, not a bound of the model).
 void check_calibration(const FastDramCalibration& c) {
-  for (const FastDramCalibration::Term& term : FastDramCalibration::terms()) {
-    const double v = c.*term.value;
-    if (!std::isfinite(v) || v > 1e6 || (term.strictly ? v <= term.least : v < term.least)) {
-      throw std::invalid_argument(std::string("FastDramCalibration::") + term.name + " is " + number(v) +
-                                  "; it must be " + (term.strictly ? "above " : "from ") + number(term.least) +
-                                  (term.strictly ? " and at most" : " to") + " 1e6 cycles");
+  const auto& table = FastDramCalibration::params();
+  for (const auto& row : table.rows()) {
+    const double v = std::get<double>(row.value(c));
+    const double most = std::get<double>(*row.spec().max);
+    const bool strictly = std::get<double>(*row.spec().min) > 0.0;
+    const double least = strictly ? 0.0 : std::get<double>(*row.spec().min);
+    if (!std::isfinite(v) || v > most || (strictly ? v <= least : v < least)) {
+      const std::string name = row.spec().key.substr(table.prefix().size() + 1);
+      throw std::invalid_argument("FastDramCalibration::" + name + " is " + number(v) + "; it must be " +
+                                  (strictly ? "above " : "from ") + number(least) +
+                                  (strictly ? " and at most" : " to") + " 1e6 cycles");
     }
   }
 }
@@ -51,15 +59,6 @@ Cycle up(double v) {
 }
 
 }  // namespace
-
-FastDramCalibration FastDramCalibration::from_config(const config::Config& config) {
-  FastDramCalibration c = fitted();
-  for (const Term& term : terms()) {
-    const std::string key = std::string("hbm.fast.") + term.name;
-    if (config.has(key)) c.*term.value = config.get_double(key);
-  }
-  return c;
-}
 
 FastDram::FastDram(const DramSpec& spec, const AddressMapping& mapping, const FastDramParams& params,
                    const sim::Instrumentation& inst, const std::string& stats_prefix)

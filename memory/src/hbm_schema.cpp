@@ -1,13 +1,16 @@
-// The hbm.* parameters. Defaults are HBM3-6400 (JESD238 as cited by Ramulator 2.1,
-// DESIGN.md section 7); configs/hbm/*.yaml override them per standard.
+// The hbm.* parameters: the tables of DramOrganization, DramTimings, ControllerParams and
+// FastDramCalibration (each parameter's key, default, range and description, stated there),
+// the standard's name, the address mapping, and the checks across parameters.
 #include "sohusim/memory/hbm_schema.hpp"
 
 #include <cmath>
 #include <string>
 
 #include "sohusim/memory/address_mapping.hpp"
+#include "sohusim/memory/controller_params.hpp"
 #include "sohusim/memory/fast_dram_calibration.hpp"
 #include "sohusim/config/config.hpp"
+#include "sohusim/config/param_table.hpp"
 
 namespace sohusim::memory {
 
@@ -201,106 +204,11 @@ void check_mapping(const Config& c, std::vector<ConfigDiagnostic>& out) {
 config::Schema hbm_schema() {
   config::Schema schema;
   schema.section("hbm", "HBM stacks: detailed DRAM model (standard, geometry, timing, controller, mapping)")
-      .string("name", "hbm3-6400", "name of the DRAM standard/speed bin these values describe")
-      .uinteger("stacks", 1, 1, 16, "HBM stacks behind the memory (a Sohu-class chip has 6)");
-
-  schema.section("hbm.org", "organization of one stack")
-      .uinteger("channels", 16, 1, 64, "independent channels per stack")
-      .uinteger("pseudo_channels", 2, 1, 4, "pseudo-channels per channel (share the command buses)")
-      .uinteger("sids", 1, 1, 4, "stack ids per pseudo-channel (each adds bank_groups x banks_per_group banks)")
-      .uinteger("bank_groups", 4, 1, 16, "bank groups per SID")
-      .uinteger("banks_per_group", 4, 1, 16, "banks per bank group")
-      .uinteger("columns", 32, 1, 4096, "accesses (bursts) per row of one bank: row size / access size")
-      .uinteger("dq_bits", 32, 8, 256, "data pins per pseudo-channel")
-      .uinteger("burst_length", 8, 1, 32, "beats per access (BL)")
-      .quantity("data_rate", Dimension::BitRate, "6.4 Gbps", "0.1 Gbps", "20 Gbps", "data rate per pin")
-      .uinteger("die_density", 16, 1, 64, "DRAM die density in Gb (2^30 bits); sets rows and tRFCab")
-      .uinteger("dies", 8, 1, 16, "DRAM dies per stack (stack height); with die_density sets the capacity")
-      .uinteger("rows", 32768, 1, std::uint64_t{1} << 24, "rows per bank; derived from die_density x dies when unset")
-      .optional();
-
-  schema.section("hbm.timing", "timing; everything but tCK in cycles of tCK")
-      .quantity("tCK", Dimension::Time, "625 ps", "100 ps", "5 ns", "clock period of the command interface")
-      .unit("ps")
-      .uinteger("CL", 20, 1, 200, "read latency: RD to first data beat")
-      .unit("cycles")
-      .uinteger("CWL", 10, 0, 200, "write latency: WR to first data beat")
-      .unit("cycles")
-      .uinteger("tRCDRD", 31, 1, 200, "ACT to RD, same bank")
-      .unit("cycles")
-      .uinteger("tRCDWR", 15, 1, 200, "ACT to WR, same bank")
-      .unit("cycles")
-      .uinteger("tRP", 26, 1, 200, "PRE to ACT, same bank")
-      .unit("cycles")
-      .uinteger("tRAS", 45, 1, 400, "ACT to PRE, same bank")
-      .unit("cycles")
-      .uinteger("tRC", 72, 1, 600, "ACT to ACT, same bank")
-      .unit("cycles")
-      .uinteger("tCCD_S", 2, 1, 32, "column to column, other bank group")
-      .unit("cycles")
-      .uinteger("tCCD_L", 4, 1, 32, "column to column, same bank group")
-      .unit("cycles")
-      .uinteger("tRRD_S", 4, 1, 64, "ACT to ACT, other bank group")
-      .unit("cycles")
-      .uinteger("tRRD_L", 5, 1, 64, "ACT to ACT, same bank group")
-      .unit("cycles")
-      .uinteger("tFAW", 24, 1, 400, "four-activate window per pseudo-channel")
-      .unit("cycles")
-      .uinteger("tWR", 33, 1, 200, "write recovery: last write beat to PRE")
-      .unit("cycles")
-      .uinteger("tRTP", 9, 1, 64, "RD to PRE, same bank")
-      .unit("cycles")
-      .uinteger("tWTR_S", 7, 1, 64, "last write beat to RD, other bank group")
-      .unit("cycles")
-      .uinteger("tWTR_L", 10, 1, 64, "last write beat to RD, same bank group")
-      .unit("cycles")
-      .uinteger("tRTW", 20, 1, 200, "RD to WR turnaround, same pseudo-channel")
-      .unit("cycles")
-      .uinteger("tRFCab", 560, 1, 100000, "all-bank refresh cycle; derived from die_density when unset")
-      .unit("cycles")
-      .optional()
-      .uinteger("tRFCpb", 320, 1, 100000, "per-bank refresh cycle")
-      .unit("cycles")
-      .uinteger("tREFI", 6240, 1, 10000000, "average refresh interval (REFab period; tREFI/banks for REFpb)")
-      .unit("cycles")
-      .uinteger("tRREFD", 13, 1, 200, "REFpb to REFpb or ACT of another bank")
-      .unit("cycles")
-      .uinteger("tACT_bus", 2, 1, 8, "cycles an ACT holds the channel's row command bus")
-      .unit("cycles");
-
-  schema.section("hbm.controller", "memory controller, one per pseudo-channel")
-      .uinteger("read_queue", 64, 1, 1024, "read queue entries")
-      .uinteger("write_queue", 64, 1, 1024, "write queue entries")
-      .uinteger("write_high", 48, 1, 1024, "write-queue level that switches the controller to draining writes")
-      .uinteger("write_low", 16, 0, 1024, "write-queue level at which draining stops (if reads wait)")
-      .uinteger("read_starvation", 2000, 1, 10000000, "cycles a read may wait before write draining yields to it")
-      .unit("cycles")
-      .enumeration("scheduler", "frfcfs", {"frfcfs", "fcfs"}, "frfcfs: row hits first, then oldest; fcfs: oldest only")
-      .enumeration("bus_arbiter", "fixed", {"fixed", "oldest"},
-                   "which pseudo-channel of a channel steps first, and so takes the shared command buses, when "
-                   "both have work at the same cycle: fixed: the lower-numbered one; oldest: the one holding the "
-                   "older request (detailed fidelity only)")
-      .enumeration("page_policy", "adaptive", {"open", "closed", "adaptive"},
-                   "open: keep rows open; closed: auto-precharge every access; adaptive: close when no queued "
-                   "request hits the row")
-      .enumeration("refresh", "allbank", {"allbank", "perbank", "off"},
-                   "allbank: REFab every tREFI; perbank: REFpb every tREFI/banks, round robin; off")
-      .uinteger("refresh_postpone", 0, 0, 8,
-                "refreshes that may be owed while row hits are waiting; beyond it refresh is forced")
-      .uinteger("latency", 16, 0, 10000, "controller + PHY cycles added to every completion")
-      .unit("cycles")
-      .uinteger("write_forward_latency", 4, 0, 10000,
-                "cycles for a read served from a queued write to the same address (+ latency)")
-      .unit("cycles");
-
-  {
-    // The fast fidelity's calibrated terms (FastDram); defaults are the fitted table.
-    const FastDramCalibration fit = FastDramCalibration::fitted();
-    auto fast = schema.section("hbm.fast", "fast fidelity: calibrated terms (scripts/calibrate_fast_hbm.py fits them)");
-    for (const FastDramCalibration::Term& term : FastDramCalibration::terms()) {
-      fast.real(term.name, fit.*term.value, term.strictly ? 1e-6 : term.least, 1e6, term.description).unit("cycles");
-    }
-  }
+      .string("name", "hbm3-6400", "name of the DRAM standard/speed bin these values describe");
+  DramOrganization::params().declare(schema);     // hbm.stacks, hbm.org.*
+  DramTimings::params().declare(schema);          // hbm.timing.*
+  ControllerParams::params().declare(schema);     // hbm.controller.*
+  FastDramCalibration::params().declare(schema);  // hbm.fast.*: the fast fidelity's terms
 
   schema.section("hbm.mapping", "address mapping: a preset, or an explicit field list (LSB first)")
       .enumeration("preset", "default", AddressMapping::preset_names(),
@@ -322,20 +230,8 @@ config::Schema hbm_schema() {
 
 DramOrganization organization_from_config(const config::Config& c) {
   DramOrganization org;
-  const auto u32 = [&](const char* k) { return static_cast<std::uint32_t>(c.get_uint(k)); };
-  org.stacks = u32("hbm.stacks");
-  org.channels = u32("hbm.org.channels");
-  org.pseudo_channels = u32("hbm.org.pseudo_channels");
-  org.sids = u32("hbm.org.sids");
-  org.bank_groups = u32("hbm.org.bank_groups");
-  org.banks_per_group = u32("hbm.org.banks_per_group");
-  org.columns = u32("hbm.org.columns");
-  org.dq_bits = u32("hbm.org.dq_bits");
-  org.burst_length = u32("hbm.org.burst_length");
-  org.data_rate_bps = c.get_quantity("hbm.org.data_rate");
-  if (c.has("hbm.org.rows")) {
-    org.rows = c.get_uint("hbm.org.rows");
-  } else {
+  DramOrganization::params().load(c, org);  // hbm.org.rows only when set
+  if (!c.has("hbm.org.rows")) {
     std::uint64_t stack_bytes = 0;
     std::uint64_t per_row = 0;
     org.rows = derived_rows(c, stack_bytes, per_row);

@@ -8,18 +8,6 @@
 
 namespace sohusim::memory {
 
-HostDramParams HostDramParams::from_config(const config::Config& config) {
-  HostDramParams p;
-  p.capacity = static_cast<std::uint64_t>(config.get_quantity("host_dram.capacity"));
-  p.channels = static_cast<std::uint32_t>(config.get_uint("host_dram.channels"));
-  p.channel_bandwidth = config.get_quantity("host_dram.channel_bandwidth");
-  p.efficiency = config.get_quantity("host_dram.efficiency");
-  p.latency_s = config.get_quantity("host_dram.latency");
-  p.interleave = static_cast<std::uint64_t>(config.get_quantity("host_dram.interleave"));
-  p.functional = config.get_string("sim.data_mode") == "functional";
-  return p;
-}
-
 void HostDramParams::validate() const {
   auto fail = [](const std::string& what) { throw std::invalid_argument("host DRAM: " + what); };
   if (capacity == 0) fail("capacity must be non-zero");

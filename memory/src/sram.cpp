@@ -8,18 +8,6 @@
 
 namespace sohusim::memory {
 
-SramParams SramParams::from_config(const config::Config& config) {
-  SramParams p;
-  p.capacity = static_cast<std::uint64_t>(config.get_quantity("sram.capacity"));
-  p.banks = static_cast<std::uint32_t>(config.get_uint("sram.banks"));
-  p.ports = static_cast<std::uint32_t>(config.get_uint("sram.ports"));
-  p.access_width = static_cast<std::uint32_t>(config.get_quantity("sram.access_width"));
-  p.latency_cycles = static_cast<std::uint32_t>(config.get_uint("sram.latency"));
-  p.clock_hz = config.get_quantity("sim.clocks." + config.get_string("sram.clock"));
-  p.functional = config.get_string("sim.data_mode") == "functional";
-  return p;
-}
-
 void SramParams::validate() const {
   auto fail = [](const std::string& what) { throw std::invalid_argument("SRAM: " + what); };
   if (banks == 0) fail("banks must be at least 1");

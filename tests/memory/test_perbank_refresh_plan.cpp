@@ -1,6 +1,7 @@
-// PerBankRefreshPlan: the bank each REFpb of a pseudo-channel goes to, chosen as
-// DramController chooses it (choose_refresh_target): the next bank in round robin not yet
-// refreshed in this round and with nothing queued, else the first not yet refreshed.
+// PerBankRefreshPlan: the bank each REFpb of a pseudo-channel goes to, chosen as the
+// detailed controller chooses it (PerBankRefresh::choose_target): the next bank in round
+// robin not yet refreshed in this round and with nothing queued, else the first not yet
+// refreshed.
 #include "sohusim/memory/perbank_refresh_plan.hpp"
 
 #include <gtest/gtest.h>

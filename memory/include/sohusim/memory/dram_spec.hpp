@@ -31,7 +31,9 @@
 
 namespace sohusim::config {
 class Config;
-}
+template <class T>
+class ParamTable;
+}  // namespace sohusim::config
 
 namespace sohusim::memory {
 
@@ -58,18 +60,25 @@ enum class ConstraintScope : std::uint8_t { SameBank, SameBankGroup, OtherBankGr
 inline constexpr std::size_t kConstraintScopeCount = 5;
 std::string_view scope_name(ConstraintScope scope);  // "same bank", ...
 
+/// The geometry of the memory. Defaults: HBM3-6400, from params().
 struct DramOrganization {
-  std::uint32_t stacks = 1;
-  std::uint32_t channels = 16;         // per stack
-  std::uint32_t pseudo_channels = 2;   // per channel
-  std::uint32_t sids = 1;              // stack ids per pseudo-channel
-  std::uint32_t bank_groups = 4;       // per SID
-  std::uint32_t banks_per_group = 4;
-  std::uint64_t rows = 32768;          // per bank
-  std::uint32_t columns = 32;          // per row, counted in accesses (bursts), not in DQ beats
-  std::uint32_t dq_bits = 32;          // per pseudo-channel
-  std::uint32_t burst_length = 8;      // beats per access
-  double data_rate_bps = 6.4e9;        // per pin
+  std::uint32_t stacks;
+  std::uint32_t channels;         // per stack
+  std::uint32_t pseudo_channels;  // per channel
+  std::uint32_t sids;             // stack ids per pseudo-channel
+  std::uint32_t bank_groups;      // per SID
+  std::uint32_t banks_per_group;
+  std::uint64_t rows;          // per bank
+  std::uint32_t columns;       // per row, counted in accesses (bursts), not in DQ beats
+  std::uint32_t dq_bits;       // per pseudo-channel
+  std::uint32_t burst_length;  // beats per access
+  double data_rate_bps;        // per pin
+
+  DramOrganization();
+  /// hbm.stacks and hbm.org.*: every field's key, default, range and description
+  /// (memory/src/dram_organization_params.cpp). hbm.org.die_density and hbm.org.dies have
+  /// no field: organization_from_config derives rows from them unless hbm.org.rows is set.
+  static const config::ParamTable<DramOrganization>& params();
 
   /// Bytes of one access: dq_bits * burst_length / 8 (32 B for HBM3).
   std::uint32_t access_bytes() const { return dq_bits * burst_length / 8; }
@@ -84,18 +93,24 @@ struct DramOrganization {
   std::uint64_t count(DramLevel level) const;
 };
 
-/// Named timings, in cycles of tCK. burst_cycles (nBL) is derived: the data bus time of
-/// one access, BL / (transfers per clock); 2 for HBM3 (BL8 at 4 transfers per tCK) and for
-/// HBM2 (BL4, DDR).
+/// Named timings, in cycles of tCK. Defaults: HBM3-6400, from params(). burst_cycles (nBL)
+/// is derived, not a key: the data bus time of one access, BL / (transfers per clock); 2 for
+/// HBM3 (BL8 at 4 transfers per tCK) and for HBM2 (BL4, DDR).
 struct DramTimings {
-  double tCK_ps = 625.0;
+  double tCK_ps;
   std::uint32_t burst_cycles = 2;  // nBL
-  std::uint32_t CL = 20, CWL = 10;
-  std::uint32_t RCDRD = 31, RCDWR = 15, RP = 26, RAS = 45, RC = 72;
-  std::uint32_t CCD_S = 2, CCD_L = 4, RRD_S = 4, RRD_L = 5, FAW = 24;
-  std::uint32_t WR = 33, RTP = 9, WTR_S = 7, WTR_L = 10, RTW = 20;
-  std::uint32_t RFCab = 560, RFCpb = 320, REFI = 6240, RREFD = 13;
-  std::uint32_t ACT_bus = 2;  // cycles an ACT holds the row command bus
+  std::uint32_t CL, CWL;
+  std::uint32_t RCDRD, RCDWR, RP, RAS, RC;
+  std::uint32_t CCD_S, CCD_L, RRD_S, RRD_L, FAW;
+  std::uint32_t WR, RTP, WTR_S, WTR_L, RTW;
+  std::uint32_t RFCab, RFCpb, REFI, RREFD;
+  std::uint32_t ACT_bus;  // cycles an ACT holds the row command bus
+
+  DramTimings();
+  /// hbm.timing.*: every timing's key, default, range and description
+  /// (memory/src/dram_timings_params.cpp). tRFCab is optional: unset, DramSpec::from_config
+  /// derives it from the die density.
+  static const config::ParamTable<DramTimings>& params();
 
   /// tREFI / banks: the interval between two per-bank refreshes of a pseudo-channel.
   std::uint32_t refi_per_bank(std::uint32_t banks_per_pc) const { return REFI / banks_per_pc; }

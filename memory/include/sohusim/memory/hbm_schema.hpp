@@ -1,8 +1,9 @@
 #pragma once
-// hbm_schema: every `hbm.*` parameter of the detailed DRAM model, declared next to the
-// code that reads it, with ranges, defaults (those of HBM3-6400) and one-line
-// descriptions, plus the cross-parameter checks that reject an inconsistent standard
-// before a simulation starts.
+// hbm_schema: every `hbm.*` parameter of the DRAM models, with ranges, defaults (those of
+// HBM3-6400) and one-line descriptions, plus the cross-parameter checks that reject an
+// inconsistent standard before a simulation starts. Each parameter is stated once, in the
+// table of the struct it fills (config::ParamTable): DramOrganization::params(),
+// DramTimings::params(), ControllerParams::params(), FastDramCalibration::params().
 //
 //   hbm.name, hbm.stacks
 //   hbm.org.*         geometry: channels, pseudo_channels, sids, bank_groups,
@@ -11,6 +12,7 @@
 //   hbm.timing.*      tCK (a time), every other timing in cycles of tCK; tRFCab derived
 //                     from die_density unless set
 //   hbm.controller.*  queues, watermarks, scheduler, page policy, refresh, latencies
+//   hbm.fast.*        the fast fidelity's calibrated terms
 //   hbm.mapping.*     preset name, or an explicit field list and XOR pairs
 //
 // Presets are YAML files under configs/hbm/ (hbm3-6400, hbm3e-8000, hbm3e-9600,

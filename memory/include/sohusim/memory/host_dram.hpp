@@ -42,27 +42,11 @@
 #include <vector>
 
 #include "sohusim/config/config.hpp"
+#include "sohusim/memory/host_dram_params.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/sparse_memory.hpp"
 
 namespace sohusim::memory {
-
-struct HostDramParams {
-  std::uint64_t capacity = 512ULL << 30;  // bytes
-  std::uint32_t channels = 8;
-  double channel_bandwidth = 38.4e9;  // B/s, DDR5-4800 x 64 bit
-  double efficiency = 0.85;           // sustained share of the channel bandwidth
-  double latency_s = 90e-9;           // fixed part of every access
-  std::uint64_t interleave = 256;     // bytes per channel before the next
-  bool functional = false;
-
-  /// Reads `host_dram.*` and `sim.data_mode`.
-  static HostDramParams from_config(const config::Config& config);
-  /// Throws std::invalid_argument naming the field.
-  void validate() const;
-  /// channels x channel_bandwidth x efficiency.
-  double sustained_bandwidth() const { return channels * channel_bandwidth * efficiency; }
-};
 
 /// The channel timing model, plain C++ (integer picoseconds).
 class HostDramChannels {

@@ -2,13 +2,13 @@
 // PerBankRefreshPlan: which bank each per-bank refresh (REFpb) of one pseudo-channel
 // refreshes, as FastDram's single accesses see it.
 //
-// DramController gives the k-th REFpb (k >= 1, due at k x step, step = tREFI / banks) to
-// a bank it chooses when the refresh falls due: the first bank, in round robin from the
-// one after the last refreshed, that has not been refreshed in the current round and has
-// no request queued; if every bank left has requests queued, the first of those. A round
-// ends when every bank has had its refresh. So with few requests in flight a REFpb goes
-// to an idle bank and the banks being used are refreshed when they fall idle, rather than
-// in a fixed rotation.
+// DramController (its PerBankRefresh) gives the k-th REFpb (k >= 1, due at k x step,
+// step = tREFI / banks) to a bank it chooses when the refresh falls due: the first bank,
+// in round robin from the one after the last refreshed, that has not been refreshed in the
+// current round and has no request queued; if every bank left has requests queued, the
+// first of those. A round ends when every bank has had its refresh. So with few requests
+// in flight a REFpb goes to an idle bank and the banks being used are refreshed when they
+// fall idle, rather than in a fixed rotation.
 //
 // FastDram books an access when it is enqueued, ahead of its commands. It decides a REFpb
 // for good at the first booking after it falls due, from what is booked then (the

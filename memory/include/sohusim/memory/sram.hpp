@@ -51,27 +51,11 @@
 #include <vector>
 
 #include "sohusim/config/config.hpp"
+#include "sohusim/memory/sram_params.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/sparse_memory.hpp"
 
 namespace sohusim::memory {
-
-struct SramParams {
-  std::uint64_t capacity = 64ULL << 20;  // bytes
-  std::uint32_t banks = 64;
-  std::uint32_t ports = 1;           // per bank
-  std::uint32_t access_width = 64;   // bytes per port per cycle; also the interleave
-  std::uint32_t latency_cycles = 4;  // from the last line access to the data
-  double clock_hz = 1.5e9;
-  bool functional = false;
-
-  /// Reads `sram.*` and the clock named by `sram.clock` from `sim.clocks`, and
-  /// `sim.data_mode`. The config must come from a schema that merged memory_schema().
-  static SramParams from_config(const config::Config& config);
-  /// Throws std::invalid_argument naming the field: zero sizes, a capacity that is not a
-  /// whole number of lines, a non-positive clock.
-  void validate() const;
-};
 
 /// The bank/port timing model, plain C++ so it can be tested and reused without a kernel.
 class SramBanks {
