@@ -1,5 +1,5 @@
-// Speed of the device model on a large GEMM (issue 5: an 8192 x 8192 x 8192 BF16 GEMM on the
-// `sohu` preset simulates in under 100 ms of wall time).
+// Speed of the device model on a large GEMM (budget: an 8192 x 8192 x 8192 BF16 GEMM on the
+// `sohu` preset simulates in 30 ms of wall time or less; README, "Figures").
 //
 // The whole path runs: a host agent submits the GEMM through the real queue (PCIe fetch,
 // doorbell, completion, MSI-X), the sequencer tiles it over 32 engines with their HBM and

@@ -1,6 +1,6 @@
-// Speed of a whole-system inference step (issue 6 budget: Llama-3-70B on `sohu-8`, one
-// decode step at batch 64 and context 2048, fast fidelity, timing mode, <= 1 s wall and
-// <= 2 GB peak RSS; the whole 2048-in / 128-out request <= 30 s).
+// Speed of a whole-system inference step (budget: Llama-3-70B on `sohu-8`, one
+// decode step at batch 64 and context 2048, fast fidelity, timing mode, <= 1 s wall; the
+// whole request's budget is in README, "Inference").
 //
 // The system (8 devices on one host, full chip-to-chip mesh) is built once per process
 // (SystemC elaborates once); each iteration runs one decode-only request of one step through

@@ -160,8 +160,8 @@ void Runtime::end_call(const char* name, std::uint64_t start_ns, std::uint64_t c
   const std::uint64_t end = access_.now_ns();
   add(host_busy_ns_, end - start_ns);
   if (!tracing()) return;
-  // A call that put commands on a queue starts its correlation id's flow (DESIGN.md
-  // section 6): driver submit -> device fetch, command, engines, completion, MSI-X -> reap.
+  // A call that put commands on a queue starts its correlation id's flow (docs/trace.md):
+  // driver submit -> device fetch, command, engines, completion, MSI-X -> reap.
   const counters::Flow out[] = {{correlation}};
   const counters::Arg args[] = {{"correlation", correlation}, {"program", detail}};
   counters::TraceEvent e;

@@ -1,5 +1,5 @@
 // The organization keys: hbm.stacks and hbm.org.*, one row each. Defaults are HBM3-6400
-// (JESD238 as Ramulator 2.1 encodes it, DESIGN.md section 7); configs/hbm/*.yaml override
+// (JESD238 as Ramulator 2.1 encodes it; docs/sources.md); configs/hbm/*.yaml override
 // them per standard. The rows declare the schema (hbm_schema), give DramOrganization its
 // defaults and load it (organization_from_config).
 #include <cstdint>

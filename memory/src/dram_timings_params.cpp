@@ -1,5 +1,5 @@
 // The timing keys: hbm.timing.*, one row each. Defaults are HBM3-6400 (JESD238 as
-// Ramulator 2.1 encodes it, DESIGN.md section 7); configs/hbm/*.yaml override them per
+// Ramulator 2.1 encodes it; docs/sources.md); configs/hbm/*.yaml override them per
 // standard. The rows declare the schema (hbm_schema), give DramTimings its defaults and
 // load it (DramSpec::from_config); build_hbm_constraints turns them into constraint rows.
 #include "sohusim/config/param_table.hpp"

@@ -116,7 +116,7 @@ bool run_engine_tiles(const std::vector<EngineTile>& tiles, MemoryPort& hbm, Mem
     c.flops[static_cast<unsigned>(dtype)]->inc(t.flops != 0 ? t.flops : 2 * t.useful_macs);
     if (trace.recorder != nullptr) {
       const sc_core::sc_time end = sc_core::sc_time_stamp();
-      // The first tile carries the command's flow (DESIGN.md section 6): one step per engine.
+      // The first tile carries the command's flow (docs/trace.md): one step per engine.
       if (i == 0 && correlation != 0) {
         trace.recorder->complete(trace.track, sim::to_ns(start), sim::to_ns(end) - sim::to_ns(start), trace.tile_name,
                                  {}, {counters::Flow{correlation}}, correlation);

@@ -54,7 +54,7 @@ CommandExecutor::CommandExecutor(ExecutorWiring wiring, unsigned device_index, c
     const counters::Scope s = scope.sub(name);
     list.push_back(std::make_unique<EngineCounters>(s));
     EngineCounters* c = list.back().get();
-    // The rest of elapsed time: the buckets add up to elapsed cycles (DESIGN.md section 6).
+    // The rest of elapsed time: the buckets add up to elapsed cycles (docs/profiler.md).
     s.registry().formula(
         s.join("idle_cycles"), "cycles", "cycles with no work (elapsed minus active and stalls)", [c, period] {
           const double elapsed = static_cast<double>(sc_core::sc_time_stamp().value() / period);

@@ -1,6 +1,6 @@
 #pragma once
 // SohuDevice: the virtual silicon. A Sohu-class accelerator that software reaches only the
-// way it reaches the chip (DESIGN.md sections 3 and 5): the PCIe endpoint in front of it
+// way it reaches the chip (docs/device.md): the PCIe endpoint in front of it
 // (config space, MSI-X, AER, SR-IOV live there: pcie/), BAR0 registers decoded from the
 // register map (register_map.hpp, generated from regmap/sohu_regmap.yaml), BAR2 as a
 // window onto HBM, NVMe-style queues in host memory (command_processor.hpp), DMA over PCIe

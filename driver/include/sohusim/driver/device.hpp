@@ -131,7 +131,7 @@ class Device {
 
   // ---- trace (optional) ----
   /// Records a `reap` slice on `track` (a host's driver track) whenever completions are
-  /// reaped, with the flows of the correlation ids they complete (DESIGN.md section 6);
+  /// reaped, with the flows of the correlation ids they complete (docs/trace.md);
   /// `summary`: only reaps that complete the last command of a correlation id (polling a long
   /// program reaps one completion at a time). nullptr: nothing recorded (the default).
   void set_trace(counters::TraceRecorder* trace, counters::TrackId track, bool summary = false);

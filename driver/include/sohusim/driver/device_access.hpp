@@ -23,7 +23,7 @@
 //                                 drift, read jitter)
 //
 // Every call is made from the host thread that runs the driver and may block it for the
-// time the operation takes on the modelled machine (DESIGN.md section 3). Calls throw
+// time the operation takes on the modelled machine. Calls throw
 // AccessError (errors.hpp) for requests that cannot be served (unknown function, address
 // outside every BAR, DMA memory exhausted).
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-// Capture through the driver interface (issue 7): what a profiler's collector does on a real
+// Capture through the driver interface (docs/profiler.md): what a profiler's collector does on a real
 // machine to get the device's own view of a run, with nothing but the driver and the host's
 // DMA memory.
 //

@@ -205,7 +205,7 @@ struct DramSpec {
 };
 
 /// tRFCab in ns for an HBM3 die density in Gb (8, 16, 24, 32 -> 260, 350, 450, 550;
-/// DESIGN.md section 7, see configs/hbm/hbm3-6400.yaml for the assumed pairing); 0 when
+/// docs/sources.md, see configs/hbm/hbm3-6400.yaml for the assumed pairing); 0 when
 /// the density has no entry.
 std::uint32_t hbm3_trfcab_ns(std::uint32_t die_density_gbit);
 

@@ -54,12 +54,12 @@
 //   - transport_dbg: moves data without time in functional mode, 0 bytes in timing mode.
 //     No DMI: every access must see the DRAM timing.
 //
-// Data (DESIGN.md §4). sim.data_mode functional: bytes go through a sim::SparseStore at
+// Data (docs/sim.md, "Fidelity, data mode and determinism"). sim.data_mode functional: bytes go through a sim::SparseStore at
 // the moment a request is accepted, so the memory's contents follow the order in which
 // requests were accepted whatever order the backend serves their accesses in (a read
 // sees every write accepted before it). timing: no store exists; nothing is allocated.
 //
-// Event-driven (DESIGN.md §4). One SC_THREAD. It advances the backend to the current
+// Event-driven. One SC_THREAD. It advances the backend to the current
 // memory cycle, hands it every access it can take, sends due responses, then sleeps until
 // the backend's next_event() (a cycle, converted to time with the memory clock period),
 // the next arrival, or a kick (a new request, an END_RESP). An idle memory costs nothing.

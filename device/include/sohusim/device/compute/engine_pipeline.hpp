@@ -11,7 +11,7 @@
 // tiles (or to SRAM, for a tile marked store_to_sram: a split-K partial; without an SRAM port
 // that store is free). The engine is done when its last store has completed.
 //
-// Engine time is accounted in its own cycles, by reason, as DESIGN.md section 6 asks:
+// Engine time is accounted in its own cycles, by reason (docs/profiler.md, "The profile of a request"):
 //   active_cycles        computing (useful and padding: see macs_useful / macs_issued)
 //   stall_hbm_cycles     operands not yet in SRAM (the load of this tile still running)
 //   stall_sram_cycles    the SRAM read outlasting the compute

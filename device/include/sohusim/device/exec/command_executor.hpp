@@ -1,6 +1,6 @@
 #pragma once
 // CommandExecutor: runs decoded I/O commands on the device's units and memories — the
-// sequencer of DESIGN.md section 3, step 3. One call per command, from the thread of the
+// device's sequencer (docs/device.md, "A command's life"). One call per command, from the thread of the
 // queue it came from (commands of one queue run in order; queues run concurrently and
 // contend for the units).
 //

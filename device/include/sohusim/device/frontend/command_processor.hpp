@@ -18,7 +18,7 @@
 // Trace (the "command processor" thread track): a `fetch` slice per batch of entries, one
 // slice per command named by its opcode (GEMM, DMA_COPY, ...; admin commands by theirs), a
 // `completion` slice per completion entry written and an `MSI-X` slice per interrupt
-// raised. Each carries the flows of the correlation ids it serves (DESIGN.md section 6), so
+// raised. Each carries the flows of the correlation ids it serves (docs/trace.md, "Flows in a simulation"), so
 // that a runtime call's flow runs doorbell -> fetch -> command -> engines -> completion ->
 // interrupt before the driver reaps it. With trace.detail=summary the flow skips the
 // middle of a long program (set_trace_summary).

@@ -1,7 +1,7 @@
 #pragma once
 // FunctionController: the part of the register interface that every PCI function of the
 // device has for itself — the PF and each SR-IOV virtual function alike, so that one driver
-// programs either (DESIGN.md section 5). Per function:
+// programs either (docs/device.md, docs/registers.md). Per function:
 //
 //   - a BAR0 register file with the whole register map (register_map.hpp): identity,
 //     CTRL/STATUS (enable, reset, shutdown), the admin queue registers, INT_MASK and the

@@ -1,5 +1,5 @@
 #pragma once
-// Submission and completion queues in the NVMe manner (DESIGN.md section 5): rings in host
+// Submission and completion queues in the NVMe manner (docs/driver.md, "Queues"): rings in host
 // memory, produced and consumed across PCIe.
 //
 // A submission queue (SQ) holds 64-byte commands; software writes entries at the tail and

@@ -1,7 +1,8 @@
 #pragma once
 // PMU: the device's performance-monitoring unit as a driver or profiler programs it over
 // MMIO (BAR0 PMU page) or the PMU_CONFIG admin command — the third view of the same
-// counters (DESIGN.md section 6: registry, PMU registers, trace/report must agree).
+// counters (registry, PMU registers and trace/report agree: docs/profiler.md, "Capture
+// through the driver").
 //
 // Eight event counters and a cycle counter. An event select names a PMU event id; each id
 // maps to a glob over the device's registry counters (the table is part of the register map,

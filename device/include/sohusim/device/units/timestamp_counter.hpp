@@ -3,7 +3,7 @@
 // nanoseconds, as a free-running counter on a crystal that is neither synchronised with the
 // host nor exact. Device-side records (trace unit, PMU snapshots, TIMESTAMP commands) carry
 // this time, as silicon's would; the profiler has to align it with host time from sync
-// samples (DESIGN.md section 6), and tests compare its estimate with the ground truth this
+// samples (docs/clock-sync.md), and tests compare its estimate with the ground truth this
 // class also gives.
 //
 //   device_ns(t) = offset_ns + t_ns * (1 + drift_ppm * 1e-6)        (t: simulated time)
