@@ -16,8 +16,8 @@ static void BM_CounterIncrement(benchmark::State& state) {
     c += 3;
     benchmark::DoNotOptimize(c);
   }
-  state.counters["increments/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                      benchmark::Counter::kIsRate);
+  state.counters["increments/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_CounterIncrement);
 
@@ -30,8 +30,8 @@ static void BM_DistributionSample(benchmark::State& state) {
     v = v * 1.37 + 1.0;
     if (v > 1e6) v = 1.0;
   }
-  state.counters["samples/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                   benchmark::Counter::kIsRate);
+  state.counters["samples/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_DistributionSample);
 
@@ -50,7 +50,7 @@ static void BM_SampleRegistry1k(benchmark::State& state) {
   Sampler s(reg, {"**"}, true, /*keep_in_memory=*/false);
   std::uint64_t t = 0;
   for (auto _ : state) s.sample(t += 1000);
-  state.counters["stats_sampled/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 1000.0,
-                                                         benchmark::Counter::kIsRate);
+  state.counters["stats_sampled/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 1000.0, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SampleRegistry1k);

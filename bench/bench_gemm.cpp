@@ -12,18 +12,18 @@
 // replay on (the default), every iteration after the first would repeat the first one's
 // recorded time in about 30 us and measure only that.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include <benchmark/benchmark.h>
-
 #include <memory>
+
+#include <benchmark/benchmark.h>
 #include <systemc>
 
+#include "sohusim/config/config.hpp"
 #include "sohusim/counters/registry.hpp"
-#include "sohusim/memory/memory_schema.hpp"
 #include "sohusim/device/device_schema.hpp"
+#include "sohusim/memory/memory_schema.hpp"
+#include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/platform/host_agent.hpp"
 #include "sohusim/platform/host_system.hpp"
-#include "sohusim/pcie/pcie_schema.hpp"
-#include "sohusim/config/config.hpp"
 #include "sohusim/sim/core_schema.hpp"
 #include "sohusim/sim/sim_time.hpp"
 
@@ -74,7 +74,8 @@ void BM_Gemm(benchmark::State& state) {
   for (auto _ : state) {
     const sc_core::sc_time t0 = sc_core::sc_time_stamp();
     sc_core::sc_spawn([&f, n, bytes] {
-      f.agent->run(1, platform::make_gemm(0, bytes, 2 * bytes, n, n, n, device::DataType::BF16, device::DataType::BF16));
+      f.agent->run(1,
+                   platform::make_gemm(0, bytes, 2 * bytes, n, n, n, device::DataType::BF16, device::DataType::BF16));
     });
     sc_core::sc_start();
     simulated = (sc_core::sc_time_stamp() - t0).to_seconds();

@@ -5,17 +5,17 @@
 //
 // Counters: requests_per_second (requests per wall-second, kIsRate) and
 // efficiency_pct (achieved % of the 819.2 GB/s peak in simulated time).
-#include <benchmark/benchmark.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
 
+#include <benchmark/benchmark.h>
+
+#include "sohusim/config/config.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/memory/dram_system.hpp"
 #include "sohusim/memory/hbm_schema.hpp"
-#include "sohusim/config/config.hpp"
 
 namespace {
 
@@ -26,8 +26,8 @@ using namespace sohusim;
 std::filesystem::path config_dir() {
   if (const char* env = std::getenv("SOHUSIM_CONFIG_DIR")) return env;
   std::error_code ec;
-  for (std::filesystem::path dir : {std::filesystem::read_symlink("/proc/self/exe", ec).parent_path(),
-                                    std::filesystem::current_path()}) {
+  for (std::filesystem::path dir :
+       {std::filesystem::read_symlink("/proc/self/exe", ec).parent_path(), std::filesystem::current_path()}) {
     for (; !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
       if (std::filesystem::exists(dir / "configs" / "hbm" / "hbm3-6400.yaml")) return dir / "configs";
     }

@@ -15,13 +15,14 @@
 //
 // The ratios fast / detailed of the same arguments are the fast model's speed-up
 // (README; scripts/perf_check.sh prints them).
-#include <benchmark/benchmark.h>
-
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <benchmark/benchmark.h>
+
+#include "sohusim/config/config.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/memory/dram_system.hpp"
 #include "sohusim/memory/fast_dram.hpp"
@@ -29,7 +30,6 @@
 #include "sohusim/memory/hbm_schema.hpp"
 #include "sohusim/memory/load_initiator.hpp"
 #include "sohusim/memory/memory_schema.hpp"
-#include "sohusim/config/config.hpp"
 #include "sohusim/sim/core_schema.hpp"
 #include "sohusim/sim/memory_manager.hpp"
 

@@ -10,10 +10,9 @@
 //   BM_BulkWrites/<bytes>: one multi-megabyte write through the bulk path: counter
 //     simulated_bytes_per_second.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include <benchmark/benchmark.h>
-
 #include <memory>
 
+#include <benchmark/benchmark.h>
 #include <systemc>
 
 #include "sohusim/counters/registry.hpp"
@@ -95,7 +94,8 @@ void BM_BulkWrites(benchmark::State& state) {
     run(pcie::TlpType::MWr, static_cast<std::uint64_t>(state.range(0)), true);
     bytes += static_cast<std::uint64_t>(state.range(0));
   }
-  state.counters["simulated_bytes_per_second"] = benchmark::Counter(static_cast<double>(bytes), benchmark::Counter::kIsRate);
+  state.counters["simulated_bytes_per_second"] =
+      benchmark::Counter(static_cast<double>(bytes), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_BulkWrites)->Arg(1 << 30)->Unit(benchmark::kMillisecond);
 

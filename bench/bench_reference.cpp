@@ -3,8 +3,6 @@
 // allocation and sorting), all seeded. The other benchmarks' figures are divided by its time
 // in the same run, so that a slower or busier machine does not fail the check, and a slower
 // sohusim does.
-#include <benchmark/benchmark.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -13,6 +11,8 @@
 #include <random>
 #include <unordered_map>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 namespace {
 

@@ -16,13 +16,12 @@
 // `sohusim run --trace T --trace-detail summary --profile P` does; compare the warm step
 // with and without it (README).
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include <benchmark/benchmark.h>
-
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <benchmark/benchmark.h>
 #include <systemc>
 
 #include "sohusim/platform/simulator.hpp"

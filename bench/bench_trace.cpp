@@ -12,8 +12,6 @@
 // Rates are per wall-second (UseRealTime), as the budget is stated.
 //
 // Run: build/release/bench/bench_trace --benchmark_min_time=1
-#include <benchmark/benchmark.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -24,6 +22,8 @@
 #include <vector>
 
 #include <unistd.h>
+
+#include <benchmark/benchmark.h>
 
 #include "sohusim/counters/chrome_json_writer.hpp"
 #include "sohusim/counters/perfetto_writer.hpp"

@@ -3,12 +3,12 @@
 // printing in writer.cpp.
 #include "sohusim/config/config.hpp"
 
-#include "config_impl.hpp"
-
 #include <limits>
 #include <set>
 #include <stdexcept>
 #include <utility>
+
+#include "config_impl.hpp"
 
 namespace sohusim::config {
 

@@ -3,10 +3,6 @@
 // its spec, value and source), ConfigAccess, the validator's and writer's way in, and the
 // key listing Config and the writer share.
 
-#include "sohusim/config/config.hpp"
-
-#include "document.hpp"
-
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,6 +11,9 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "document.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::config {
 

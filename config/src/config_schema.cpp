@@ -1,8 +1,6 @@
 // Parameter declarations: the builder, value parsing and range checks of one parameter.
 #include "sohusim/config/config_schema.hpp"
 
-#include "config_keys.hpp"
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -10,6 +8,8 @@
 #include <limits>
 #include <stdexcept>
 #include <system_error>
+
+#include "config_keys.hpp"
 
 namespace sohusim::config {
 namespace {

@@ -2,10 +2,10 @@
 // reduced node tree read from yaml-cpp, and the overlay of one layer on another.
 #include "document.hpp"
 
-#include "config_keys.hpp"
-
 #include <algorithm>
 #include <utility>
+
+#include "config_keys.hpp"
 
 namespace sohusim::config::detail {
 

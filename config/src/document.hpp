@@ -3,15 +3,15 @@
 // maps, lists and scalars, each with the place it was written), the layering of one tree
 // over another, and the small key and text helpers the other config sources share.
 
-#include "sohusim/config/config_error.hpp"
-
-#include <yaml-cpp/yaml.h>
-
 #include <map>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sohusim/config/config_error.hpp"
 
 namespace sohusim::config::detail {
 

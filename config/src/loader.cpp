@@ -1,13 +1,6 @@
 // ConfigLoader: presets found in preset folders, files read with the bases they extend,
 // --set assignments applied over the merged layers, and resolve(), which validates the
 // result into a Config.
-#include "sohusim/config/config.hpp"
-
-#include "document.hpp"
-#include "validation.hpp"
-
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -17,6 +10,12 @@
 #include <system_error>
 #include <tuple>
 #include <utility>
+
+#include <yaml-cpp/yaml.h>
+
+#include "document.hpp"
+#include "sohusim/config/config.hpp"
+#include "validation.hpp"
 
 namespace sohusim::config {
 namespace fs = std::filesystem;

@@ -2,12 +2,12 @@
 // sections) checked against its schema, with every problem reported where it was written.
 #include "validation.hpp"
 
-#include "config_impl.hpp"
-
 #include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
+
+#include "config_impl.hpp"
 
 namespace sohusim::config::detail {
 

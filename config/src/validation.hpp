@@ -3,12 +3,11 @@
 // (unknown keys with suggestions, types, units, ranges, required keys, defaults, the
 // schema's cross-checks), building the Config that holds the values.
 
-#include "sohusim/config/config.hpp"
-
-#include "document.hpp"
-
 #include <memory>
 #include <vector>
+
+#include "document.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::config::detail {
 

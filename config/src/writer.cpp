@@ -1,16 +1,15 @@
 // Config::to_yaml() and Config::to_json(): a resolved configuration printed back, as
 // commented YAML that loads again to the same values, or as nested JSON.
-#include "sohusim/config/config.hpp"
-
-#include "config_impl.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <array>
 #include <cstdio>
 #include <set>
 #include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "config_impl.hpp"
+#include "sohusim/config/config.hpp"
 
 namespace sohusim::config {
 

@@ -18,7 +18,9 @@ using LogAxis = bh::axis::regular<double, bh::axis::transform::log>;
 using LinearHist = decltype(bh::make_histogram(LinearAxis(1, 0.0, 1.0)));
 using LogHist = decltype(bh::make_histogram(LogAxis(1, 1.0, 2.0)));
 
-nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+nlohmann::json number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+}
 }  // namespace
 
 struct Distribution::Impl {
@@ -26,11 +28,9 @@ struct Distribution::Impl {
   std::vector<double> edges;  // the axis' bucket edges, buckets + 1 of them, ascending
 };
 
-Distribution::Distribution(std::string name, std::string unit, std::string description,
-                           DistributionSpec spec)
+Distribution::Distribution(std::string name, std::string unit, std::string description, DistributionSpec spec)
     : Stat(std::move(name), std::move(unit), std::move(description)), spec_(spec) {
-  if (spec.buckets == 0 || !(spec.hi > spec.lo) ||
-      (spec.scale == DistributionSpec::Scale::Log && !(spec.lo > 0.0))) {
+  if (spec.buckets == 0 || !(spec.hi > spec.lo) || (spec.scale == DistributionSpec::Scale::Log && !(spec.lo > 0.0))) {
     throw std::invalid_argument("distribution '" + this->name() +
                                 "': bucket spec needs buckets > 0, hi > lo, and lo > 0 for a log scale");
   }

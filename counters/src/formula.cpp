@@ -30,28 +30,37 @@ struct Formula::Node {
 
   double eval(const Registry& reg, const Formula& self) const {
     switch (op) {
-      case Op::Number: return number;
-      case Op::Neg: return -lhs->eval(reg, self);
-      case Op::Add: return lhs->eval(reg, self) + rhs->eval(reg, self);
-      case Op::Sub: return lhs->eval(reg, self) - rhs->eval(reg, self);
-      case Op::Mul: return lhs->eval(reg, self) * rhs->eval(reg, self);
+      case Op::Number:
+        return number;
+      case Op::Neg:
+        return -lhs->eval(reg, self);
+      case Op::Add:
+        return lhs->eval(reg, self) + rhs->eval(reg, self);
+      case Op::Sub:
+        return lhs->eval(reg, self) - rhs->eval(reg, self);
+      case Op::Mul:
+        return lhs->eval(reg, self) * rhs->eval(reg, self);
       case Op::Div: {
         const double d = rhs->eval(reg, self);
         return d == 0.0 ? kNaN : lhs->eval(reg, self) / d;
       }
-      default: break;
+      default:
+        break;
     }
     resolve(reg, self);
     if (op == Op::Count) return static_cast<double>(stats.size());
     if (stats.empty()) return kNaN;
-    double acc = op == Op::Min ? std::numeric_limits<double>::infinity()
+    double acc = op == Op::Min   ? std::numeric_limits<double>::infinity()
                  : op == Op::Max ? -std::numeric_limits<double>::infinity()
                                  : 0.0;
     for (const Stat* s : stats) {
       const double v = s->value();
-      if (op == Op::Min) acc = std::min(acc, v);
-      else if (op == Op::Max) acc = std::max(acc, v);
-      else acc += v;
+      if (op == Op::Min)
+        acc = std::min(acc, v);
+      else if (op == Op::Max)
+        acc = std::max(acc, v);
+      else
+        acc += v;
     }
     return op == Op::Avg ? acc / static_cast<double>(stats.size()) : acc;
   }
@@ -94,8 +103,8 @@ class Parser {
   using Op = Node::Op;
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw std::invalid_argument("formula '" + name_ + "': " + what + " at column " + std::to_string(i_ + 1) +
-                                " of \"" + s_ + "\"");
+    throw std::invalid_argument("formula '" + name_ + "': " + what + " at column " + std::to_string(i_ + 1) + " of \"" +
+                                s_ + "\"");
   }
   void skip() {
     while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
@@ -144,10 +153,12 @@ class Parser {
     }
     return primary();
   }
-  static bool name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '*' || c == '?' || c == '['; }
+  static bool name_start(char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '*' || c == '?' || c == '[';
+  }
   static bool name_char(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' || c == '?' ||
-           c == '[' || c == ']' || c == '!';
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' || c == '?' || c == '[' ||
+           c == ']' || c == '!';
   }
   std::string name_token() {
     const std::size_t start = i_;

@@ -74,6 +74,8 @@ bool match(std::string_view p, std::size_t pi, std::string_view s, std::size_t s
 
 }  // namespace
 
-bool glob_match(std::string_view pattern, std::string_view name) { return match(pattern, 0, name, 0); }
+bool glob_match(std::string_view pattern, std::string_view name) {
+  return match(pattern, 0, name, 0);
+}
 
 }  // namespace sohusim::counters

@@ -9,7 +9,9 @@ namespace sohusim::counters {
 
 Sampler::Sampler(const Registry& registry, std::vector<std::string> patterns, bool counters_as_rates,
                  bool keep_in_memory)
-    : registry_(registry), patterns_(std::move(patterns)), counters_as_rates_(counters_as_rates),
+    : registry_(registry),
+      patterns_(std::move(patterns)),
+      counters_as_rates_(counters_as_rates),
       keep_(keep_in_memory) {
   if (patterns_.empty()) patterns_.push_back("**");
 }

@@ -1,13 +1,12 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "sohusim/device/sohu_device.hpp"
 
-#include "hex.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
 
+#include "hex.hpp"
 #include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/sim/sim_time.hpp"
 

@@ -5,11 +5,11 @@
 // contexts, trace unit).
 #include "sohusim/driver/device.hpp"
 
-#include "device_detail.hpp"
-
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
+
+#include "device_detail.hpp"
 
 namespace sohusim::driver {
 

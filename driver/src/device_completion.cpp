@@ -1,14 +1,12 @@
 // driver::Device (device.hpp): completions — reaping the CQ by phase bit, waiting on
 // interrupts or by polling, wait() and drain(), the trace of reaps — and errors: a failed
 // completion described with the device's error-log entry and thrown as a CommandError.
-#include "sohusim/driver/device.hpp"
-
-#include "device_detail.hpp"
-
 #include <algorithm>
 #include <utility>
 
+#include "device_detail.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
+#include "sohusim/driver/device.hpp"
 
 namespace sohusim::driver {
 

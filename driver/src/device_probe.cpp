@@ -1,12 +1,11 @@
 // driver::Device (device.hpp): probe() — the function's IDs, register-interface version,
 // BARs, capabilities, MSI-X and controller capabilities, read through PCI configuration
 // space and BAR0 — and sriov_enable(), which sets up the PF's virtual functions.
-#include "sohusim/driver/device.hpp"
-
-#include "device_detail.hpp"
-
 #include <algorithm>
 #include <stdexcept>
+
+#include "device_detail.hpp"
+#include "sohusim/driver/device.hpp"
 
 namespace sohusim::driver {
 

@@ -1,12 +1,11 @@
 // driver::Device (device.hpp): the queues — DMA memory for the rings, CREATE/DELETE of I/O
 // queue pairs, command ids — and submit(), which writes entries at the SQ tail and rings
 // the doorbell, and admin(), a synchronous admin command.
-#include "sohusim/driver/device.hpp"
-
-#include "device_detail.hpp"
-
 #include <stdexcept>
 #include <utility>
+
+#include "device_detail.hpp"
+#include "sohusim/driver/device.hpp"
 
 namespace sohusim::driver {
 

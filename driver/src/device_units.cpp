@@ -1,10 +1,9 @@
 // driver::Device (device.hpp): the PF's units programmed by the driver — the PMU, the device
 // MMU's contexts (SET_CONTEXT, VF_CONTEXT) and the trace unit's ring.
-#include "sohusim/driver/device.hpp"
+#include <stdexcept>
 
 #include "device_detail.hpp"
-
-#include <stdexcept>
+#include "sohusim/driver/device.hpp"
 
 namespace sohusim::driver {
 

@@ -9,14 +9,13 @@
 #include <iostream>
 #include <string>
 
-#include <systemc>  // declares sc_main (extern "C")
-
 #include <sohusim/driver/command.hpp>
 #include <sohusim/driver/runtime.hpp>
 #include <sohusim/platform/simulator.hpp>
 #include <sohusim/platform/system.hpp>
 #include <sohusim/workloads/model_config.hpp>
 #include <sohusim/workloads/scenario.hpp>
+#include <systemc>  // declares sc_main (extern "C")
 
 // SystemC's library provides a main() that prints a banner and calls sc_main();
 // defining main() here keeps stdout clean and enters the kernel the same way.

@@ -12,7 +12,9 @@ constexpr std::array<DramLevel, kDramLevelCount> kAllLevels = {
     DramLevel::Stack,     DramLevel::Channel, DramLevel::PseudoChannel, DramLevel::Sid,
     DramLevel::BankGroup, DramLevel::Bank,    DramLevel::Row,           DramLevel::Column};
 
-bool is_pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+bool is_pow2(std::uint64_t v) {
+  return v != 0 && (v & (v - 1)) == 0;
+}
 
 std::uint32_t log2u(std::uint64_t v) {
   std::uint32_t n = 0;
@@ -38,8 +40,8 @@ std::optional<DramLevel> parse_level(std::string_view name) {
 
 DramLevel require_level(std::string_view name, std::string_view where) {
   if (auto l = parse_level(name)) return *l;
-  throw std::invalid_argument(std::string(where) + " `" + std::string(name) + "` is not a level; allowed: " +
-                              allowed_names());
+  throw std::invalid_argument(std::string(where) + " `" + std::string(name) +
+                              "` is not a level; allowed: " + allowed_names());
 }
 
 struct FieldText {
@@ -80,28 +82,52 @@ std::pair<DramLevel, DramLevel> parse_xor(const std::string& text) {
 
 std::uint32_t DecodedAddress::get(DramLevel level) const {
   switch (level) {
-    case DramLevel::Stack: return stack;
-    case DramLevel::Channel: return channel;
-    case DramLevel::PseudoChannel: return pseudo_channel;
-    case DramLevel::Sid: return sid;
-    case DramLevel::BankGroup: return bank_group;
-    case DramLevel::Bank: return bank;
-    case DramLevel::Row: return row;
-    case DramLevel::Column: return column;
+    case DramLevel::Stack:
+      return stack;
+    case DramLevel::Channel:
+      return channel;
+    case DramLevel::PseudoChannel:
+      return pseudo_channel;
+    case DramLevel::Sid:
+      return sid;
+    case DramLevel::BankGroup:
+      return bank_group;
+    case DramLevel::Bank:
+      return bank;
+    case DramLevel::Row:
+      return row;
+    case DramLevel::Column:
+      return column;
   }
   return 0;
 }
 
 void DecodedAddress::set(DramLevel level, std::uint32_t value) {
   switch (level) {
-    case DramLevel::Stack: stack = value; break;
-    case DramLevel::Channel: channel = value; break;
-    case DramLevel::PseudoChannel: pseudo_channel = value; break;
-    case DramLevel::Sid: sid = value; break;
-    case DramLevel::BankGroup: bank_group = value; break;
-    case DramLevel::Bank: bank = value; break;
-    case DramLevel::Row: row = value; break;
-    case DramLevel::Column: column = value; break;
+    case DramLevel::Stack:
+      stack = value;
+      break;
+    case DramLevel::Channel:
+      channel = value;
+      break;
+    case DramLevel::PseudoChannel:
+      pseudo_channel = value;
+      break;
+    case DramLevel::Sid:
+      sid = value;
+      break;
+    case DramLevel::BankGroup:
+      bank_group = value;
+      break;
+    case DramLevel::Bank:
+      bank = value;
+      break;
+    case DramLevel::Row:
+      row = value;
+      break;
+    case DramLevel::Column:
+      column = value;
+      break;
   }
 }
 
@@ -151,8 +177,8 @@ AddressMapping::AddressMapping(std::vector<std::string> fields, std::vector<std:
                                   ":N` for all but one piece");
     }
     if (explicit_bits[i] > 0 && !is_pow2(count)) {
-      throw std::invalid_argument("level `" + name + "` is split into pieces, so its count (" +
-                                  std::to_string(count) + ") must be a power of two");
+      throw std::invalid_argument("level `" + name + "` is split into pieces, so its count (" + std::to_string(count) +
+                                  ") must be a power of two");
     }
     if (explicit_bits[i] > 0) {
       const std::uint32_t have = log2u(count);

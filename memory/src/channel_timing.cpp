@@ -42,15 +42,16 @@ void ChannelTiming::issue(DramCommand command, const BankCoord& at, Cycle t) {
   const std::size_t group_base = std::size_t{at.pc} * groups_per_pc_;
   push(&bank_next_[(std::size_t{at.pc} * banks_per_pc_ + at.bank) * kDramCommandCount],
        table_.effects(ConstraintScope::SameBank, command), t);
-  push(&group_next_[(group_base + at.group) * kDramCommandCount], table_.effects(ConstraintScope::SameBankGroup, command),
-       t);
+  push(&group_next_[(group_base + at.group) * kDramCommandCount],
+       table_.effects(ConstraintScope::SameBankGroup, command), t);
   const auto& other = table_.effects(ConstraintScope::OtherBankGroup, command);
   if (!other.empty()) {
     for (std::uint32_t g = 0; g < groups_per_pc_; ++g) {
       if (g != at.group) push(&group_next_[(group_base + g) * kDramCommandCount], other, t);
     }
   }
-  push(&pc_next_[std::size_t{at.pc} * kDramCommandCount], table_.effects(ConstraintScope::SamePseudoChannel, command), t);
+  push(&pc_next_[std::size_t{at.pc} * kDramCommandCount], table_.effects(ConstraintScope::SamePseudoChannel, command),
+       t);
   push(channel_next_.data(), table_.effects(ConstraintScope::SameChannel, command), t);
 
   const auto& rules = table_.windows();

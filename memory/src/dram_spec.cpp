@@ -12,54 +12,84 @@ namespace sohusim::memory {
 
 std::string_view level_name(DramLevel level) {
   switch (level) {
-    case DramLevel::Stack: return "stack";
-    case DramLevel::Channel: return "channel";
-    case DramLevel::PseudoChannel: return "pseudo_channel";
-    case DramLevel::Sid: return "sid";
-    case DramLevel::BankGroup: return "bank_group";
-    case DramLevel::Bank: return "bank";
-    case DramLevel::Row: return "row";
-    case DramLevel::Column: return "column";
+    case DramLevel::Stack:
+      return "stack";
+    case DramLevel::Channel:
+      return "channel";
+    case DramLevel::PseudoChannel:
+      return "pseudo_channel";
+    case DramLevel::Sid:
+      return "sid";
+    case DramLevel::BankGroup:
+      return "bank_group";
+    case DramLevel::Bank:
+      return "bank";
+    case DramLevel::Row:
+      return "row";
+    case DramLevel::Column:
+      return "column";
   }
   return "?";
 }
 
 std::string_view command_name(DramCommand command) {
   switch (command) {
-    case DramCommand::ACT: return "ACT";
-    case DramCommand::PRE: return "PRE";
-    case DramCommand::PREA: return "PREA";
-    case DramCommand::RD: return "RD";
-    case DramCommand::WR: return "WR";
-    case DramCommand::RDA: return "RDA";
-    case DramCommand::WRA: return "WRA";
-    case DramCommand::REFab: return "REFab";
-    case DramCommand::REFpb: return "REFpb";
+    case DramCommand::ACT:
+      return "ACT";
+    case DramCommand::PRE:
+      return "PRE";
+    case DramCommand::PREA:
+      return "PREA";
+    case DramCommand::RD:
+      return "RD";
+    case DramCommand::WR:
+      return "WR";
+    case DramCommand::RDA:
+      return "RDA";
+    case DramCommand::WRA:
+      return "WRA";
+    case DramCommand::REFab:
+      return "REFab";
+    case DramCommand::REFpb:
+      return "REFpb";
   }
   return "?";
 }
 
 std::string_view scope_name(ConstraintScope scope) {
   switch (scope) {
-    case ConstraintScope::SameBank: return "same bank";
-    case ConstraintScope::SameBankGroup: return "same bank group";
-    case ConstraintScope::OtherBankGroup: return "other bank group";
-    case ConstraintScope::SamePseudoChannel: return "same pseudo-channel";
-    case ConstraintScope::SameChannel: return "same channel";
+    case ConstraintScope::SameBank:
+      return "same bank";
+    case ConstraintScope::SameBankGroup:
+      return "same bank group";
+    case ConstraintScope::OtherBankGroup:
+      return "other bank group";
+    case ConstraintScope::SamePseudoChannel:
+      return "same pseudo-channel";
+    case ConstraintScope::SameChannel:
+      return "same channel";
   }
   return "?";
 }
 
 std::uint64_t DramOrganization::count(DramLevel level) const {
   switch (level) {
-    case DramLevel::Stack: return stacks;
-    case DramLevel::Channel: return channels;
-    case DramLevel::PseudoChannel: return pseudo_channels;
-    case DramLevel::Sid: return sids;
-    case DramLevel::BankGroup: return bank_groups;
-    case DramLevel::Bank: return banks_per_group;
-    case DramLevel::Row: return rows;
-    case DramLevel::Column: return columns;
+    case DramLevel::Stack:
+      return stacks;
+    case DramLevel::Channel:
+      return channels;
+    case DramLevel::PseudoChannel:
+      return pseudo_channels;
+    case DramLevel::Sid:
+      return sids;
+    case DramLevel::BankGroup:
+      return bank_groups;
+    case DramLevel::Bank:
+      return banks_per_group;
+    case DramLevel::Row:
+      return rows;
+    case DramLevel::Column:
+      return columns;
   }
   return 0;
 }
@@ -169,11 +199,16 @@ DramSpec DramSpec::make(std::string name, const DramOrganization& org, const Dra
 
 std::uint32_t hbm3_trfcab_ns(std::uint32_t die_density_gbit) {
   switch (die_density_gbit) {
-    case 8: return 260;
-    case 16: return 350;
-    case 24: return 450;
-    case 32: return 550;
-    default: return 0;
+    case 8:
+      return 260;
+    case 16:
+      return 350;
+    case 24:
+      return 450;
+    case 32:
+      return 550;
+    default:
+      return 0;
   }
 }
 

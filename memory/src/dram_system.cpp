@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "sohusim/memory/hbm_schema.hpp"
 #include "sohusim/config/config.hpp"
+#include "sohusim/memory/hbm_schema.hpp"
 
 namespace sohusim::memory {
 

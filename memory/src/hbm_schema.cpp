@@ -6,11 +6,11 @@
 #include <cmath>
 #include <string>
 
+#include "sohusim/config/config.hpp"
+#include "sohusim/config/param_table.hpp"
 #include "sohusim/memory/address_mapping.hpp"
 #include "sohusim/memory/controller_params.hpp"
 #include "sohusim/memory/fast_dram_calibration.hpp"
-#include "sohusim/config/config.hpp"
-#include "sohusim/config/param_table.hpp"
 
 namespace sohusim::memory {
 

@@ -2,6 +2,7 @@
 // the model. The rows declare the schema (memory_frontend_schema), give HostDramParams its
 // defaults and load it (from_config).
 #include "sohusim/memory/host_dram_params.hpp"
+
 #include "sohusim/config/param_table.hpp"
 
 namespace sohusim::memory {

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sohusim/config/config.hpp"
+#include "sohusim/config/param_table.hpp"
 #include "sohusim/memory/hbm_schema.hpp"
 #include "sohusim/memory/host_dram_params.hpp"
 #include "sohusim/memory/sram_params.hpp"
-#include "sohusim/config/config.hpp"
-#include "sohusim/config/param_table.hpp"
 
 namespace sohusim::memory {
 

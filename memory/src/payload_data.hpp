@@ -15,10 +15,10 @@
 // Byte enables are honoured: a disabled byte is neither written to the store nor
 // copied into the initiator's buffer on a read. Timing ignores them (the access happens).
 
-#include <tlm>
-
 #include <algorithm>
 #include <cstdint>
+
+#include <tlm>
 
 #include "sohusim/sim/sparse_memory.hpp"
 

@@ -2,6 +2,7 @@
 // defaults are assumptions to sweep. The rows declare the schema (memory_frontend_schema),
 // give SramParams its defaults and load it (from_config).
 #include "sohusim/memory/sram_params.hpp"
+
 #include "sohusim/config/param_table.hpp"
 
 namespace sohusim::memory {

@@ -63,9 +63,15 @@ AerReport Aer::record_correctable(CorrectableError e) {
   return r;
 }
 
-std::uint32_t Aer::uncorrectable_status() const { return cs_->read(cap_ + kUncStatus, 4); }
-std::uint32_t Aer::correctable_status() const { return cs_->read(cap_ + kCorStatus, 4); }
-unsigned Aer::first_error_pointer() const { return cs_->read(cap_ + kCapControl, 4) & 0x1Fu; }
+std::uint32_t Aer::uncorrectable_status() const {
+  return cs_->read(cap_ + kUncStatus, 4);
+}
+std::uint32_t Aer::correctable_status() const {
+  return cs_->read(cap_ + kCorStatus, 4);
+}
+unsigned Aer::first_error_pointer() const {
+  return cs_->read(cap_ + kCapControl, 4) & 0x1Fu;
+}
 
 std::array<std::uint32_t, 4> Aer::header_log() const {
   std::array<std::uint32_t, 4> h{};

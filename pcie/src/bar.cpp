@@ -7,11 +7,12 @@
 namespace sohusim::pcie {
 
 namespace {
-bool is_pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+bool is_pow2(std::uint64_t v) {
+  return v != 0 && (v & (v - 1)) == 0;
+}
 }  // namespace
 
-BarSet::BarSet(std::vector<BarSpec> bars, std::uint16_t base_offset, const std::string& field,
-               std::uint64_t min_size)
+BarSet::BarSet(std::vector<BarSpec> bars, std::uint16_t base_offset, const std::string& field, std::uint64_t min_size)
     : bars_(std::move(bars)), base_offset_(base_offset) {
   std::array<int, kNumBarSlots> owner{};
   owner.fill(-1);

@@ -17,15 +17,13 @@ std::string hex(std::uint32_t v) {
   return "0x" + s;
 }
 
-std::uint32_t load(const std::array<std::uint8_t, ConfigSpace::kSize>& a, std::uint32_t offset,
-                   unsigned size) {
+std::uint32_t load(const std::array<std::uint8_t, ConfigSpace::kSize>& a, std::uint32_t offset, unsigned size) {
   std::uint32_t v = 0;
   for (unsigned i = 0; i < size; ++i) v |= static_cast<std::uint32_t>(a[offset + i]) << (8 * i);
   return v;
 }
 
-void store(std::array<std::uint8_t, ConfigSpace::kSize>& a, std::uint32_t offset, unsigned size,
-           std::uint32_t v) {
+void store(std::array<std::uint8_t, ConfigSpace::kSize>& a, std::uint32_t offset, unsigned size, std::uint32_t v) {
   for (unsigned i = 0; i < size; ++i) a[offset + i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 
@@ -35,16 +33,16 @@ ConfigSpace::ConfigSpace() = default;
 
 void ConfigSpace::check_access(std::uint32_t offset, unsigned size) {
   if (size != 1 && size != 2 && size != 4) {
-    throw std::invalid_argument("config space access: size " + std::to_string(size) +
-                                " at offset " + hex(offset) + " (sizes 1, 2 and 4 only)");
+    throw std::invalid_argument("config space access: size " + std::to_string(size) + " at offset " + hex(offset) +
+                                " (sizes 1, 2 and 4 only)");
   }
   if (offset % size != 0) {
     throw std::invalid_argument("config space access: offset " + hex(offset) + " is not aligned to size " +
                                 std::to_string(size));
   }
   if (offset >= kSize || offset + size > kSize) {
-    throw std::invalid_argument("config space access: offset " + hex(offset) + " size " +
-                                std::to_string(size) + " is outside the 4 KiB space");
+    throw std::invalid_argument("config space access: offset " + hex(offset) + " size " + std::to_string(size) +
+                                " is outside the 4 KiB space");
   }
 }
 
@@ -69,8 +67,8 @@ void ConfigSpace::define(std::uint32_t offset, unsigned size, std::uint32_t rese
                          std::uint32_t rw1c, std::uint32_t preserve) {
   check_access(offset, size);
   if ((rw & rw1c) != 0) {
-    throw std::invalid_argument("config space register at " + hex(offset) +
-                                ": RW and RW1C masks overlap (" + hex(rw & rw1c) + ")");
+    throw std::invalid_argument("config space register at " + hex(offset) + ": RW and RW1C masks overlap (" +
+                                hex(rw & rw1c) + ")");
   }
   store(value_, offset, size, reset_value);
   store(reset_, offset, size, reset_value);
@@ -172,8 +170,7 @@ std::uint16_t CapabilityListBuilder::add(std::uint8_t id, unsigned length) {
     cs_->define(cfg::kCapabilitiesPointer, 1, at);
     cs_->define(cfg::kStatus, 2, cs_->read(cfg::kStatus, 2) | cfg::kStatCapabilitiesList, 0,
                 cfg::kStatMasterDataParityError | cfg::kStatSignaledTargetAbort | cfg::kStatReceivedTargetAbort |
-                    cfg::kStatReceivedMasterAbort | cfg::kStatSignaledSystemError |
-                    cfg::kStatDetectedParityError);
+                    cfg::kStatReceivedMasterAbort | cfg::kStatSignaledSystemError | cfg::kStatDetectedParityError);
   } else {
     cs_->define(last_std_ + 1u, 1, at);
   }

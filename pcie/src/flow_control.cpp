@@ -30,7 +30,10 @@ void FlowControl::release(FcClass c, std::uint32_t data_credits) noexcept {
 }
 
 TagPool::TagPool(unsigned tag_bits)
-    : capacity_(tag_bits == 5 ? 32 : tag_bits == 8 ? 256 : 768), first_(tag_bits == 10 ? 256 : 0) {
+    : capacity_(tag_bits == 5   ? 32
+                : tag_bits == 8 ? 256
+                                : 768),
+      first_(tag_bits == 10 ? 256 : 0) {
   if (tag_bits != 5 && tag_bits != 8 && tag_bits != 10) {
     throw std::invalid_argument("tag pool: " + std::to_string(tag_bits) + "-bit tags do not exist (5, 8, 10)");
   }
@@ -53,6 +56,8 @@ void TagPool::release(std::uint16_t tag) {
   }
 }
 
-bool TagPool::in_use(std::uint16_t tag) const noexcept { return tag < used_.size() && used_[tag]; }
+bool TagPool::in_use(std::uint16_t tag) const noexcept {
+  return tag < used_.size() && used_[tag];
+}
 
 }  // namespace sohusim::pcie

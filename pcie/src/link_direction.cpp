@@ -7,21 +7,25 @@
 
 namespace sohusim::pcie {
 
-using sc_core::sc_time;
 using sc_core::SC_PS;
+using sc_core::sc_time;
 
 std::string_view to_string(LinkPowerState s) {
   switch (s) {
-    case LinkPowerState::L0: return "L0";
-    case LinkPowerState::L0s: return "L0s";
-    case LinkPowerState::L1: return "L1";
-    case LinkPowerState::Training: return "Training";
+    case LinkPowerState::L0:
+      return "L0";
+    case LinkPowerState::L0s:
+      return "L0s";
+    case LinkPowerState::L1:
+      return "L1";
+    case LinkPowerState::Training:
+      return "Training";
   }
   return "?";
 }
 
-LinkDirection::LinkDirection(sc_core::sc_module_name name, const LinkParams& params,
-                             const sim::Instrumentation& inst, const std::string& prefix)
+LinkDirection::LinkDirection(sc_core::sc_module_name name, const LinkParams& params, const sim::Instrumentation& inst,
+                             const std::string& prefix)
     : sc_core::sc_module(name),
       params_(params),
       fs_per_byte_(1e15 / params.tlp_lane_bytes_per_s()),
@@ -81,7 +85,9 @@ LinkDirection::LinkDirection(sc_core::sc_module_name name, const LinkParams& par
   dont_initialize();
 }
 
-std::uint64_t LinkDirection::now_fs() const { return sc_core::sc_time_stamp().value() * 1000; }
+std::uint64_t LinkDirection::now_fs() const {
+  return sc_core::sc_time_stamp().value() * 1000;
+}
 
 void LinkDirection::notify_at_fs(sc_core::sc_event& e, std::uint64_t at_fs) {
   const std::uint64_t now = now_fs();
@@ -120,7 +126,9 @@ void LinkDirection::apply_credit_returns() {
   }
 }
 
-void LinkDirection::credit_method() { kick_.notify(sc_core::SC_ZERO_TIME); }
+void LinkDirection::credit_method() {
+  kick_.notify(sc_core::SC_ZERO_TIME);
+}
 
 void LinkDirection::charge_overhead(double bytes) {
   const std::uint64_t now = now_fs();
@@ -134,8 +142,10 @@ void LinkDirection::charge_overhead(double bytes) {
 std::uint32_t LinkDirection::next_data_credits(const TxItem& item) {
   // What the next TLP of the item needs, without copying the item.
   switch (item.kind) {
-    case TxItem::Kind::Single: return item.tlp.data_credits();
-    case TxItem::Kind::WriteRun: return (item.writes.peek().length + 15) / 16;
+    case TxItem::Kind::Single:
+      return item.tlp.data_credits();
+    case TxItem::Kind::WriteRun:
+      return (item.writes.peek().length + 15) / 16;
     case TxItem::Kind::CompletionRun: {
       CompletionSegmenter c = item.cpls;
       return (c.next().length + 15) / 16;
@@ -331,7 +341,8 @@ void LinkDirection::transmit_method() {
   if (retransmit_.empty() && items_.empty()) {
     if (stalled_) stalled_ = false;
     if ((params_.aspm_l0s && state_ == LinkPowerState::L0) || idle_listener_) {
-      if (params_.aspm_l0s && state_ == LinkPowerState::L0) idle_event_.notify(sc_time::from_value(params_.l0s_idle_ps));
+      if (params_.aspm_l0s && state_ == LinkPowerState::L0)
+        idle_event_.notify(sc_time::from_value(params_.l0s_idle_ps));
       if (idle_listener_) idle_listener_();
     }
     return;
@@ -388,13 +399,23 @@ void LinkDirection::send_one(Tlp& tlp) {
     tlps_.inc(tlp.bulk_tlps);
     payload_bytes_.inc(carries_data(tlp.type) ? tlp.length : 0);
     switch (tlp.type) {
-      case TlpType::MWr: tlps_mwr_.inc(tlp.bulk_tlps); break;
-      case TlpType::MRd: tlps_mrd_.inc(tlp.bulk_tlps); break;
+      case TlpType::MWr:
+        tlps_mwr_.inc(tlp.bulk_tlps);
+        break;
+      case TlpType::MRd:
+        tlps_mrd_.inc(tlp.bulk_tlps);
+        break;
       case TlpType::Cpl:
-      case TlpType::CplD: tlps_cpl_.inc(tlp.bulk_tlps); break;
+      case TlpType::CplD:
+        tlps_cpl_.inc(tlp.bulk_tlps);
+        break;
       case TlpType::CfgRd:
-      case TlpType::CfgWr: tlps_cfg_.inc(tlp.bulk_tlps); break;
-      case TlpType::Msg: tlps_msg_.inc(tlp.bulk_tlps); break;
+      case TlpType::CfgWr:
+        tlps_cfg_.inc(tlp.bulk_tlps);
+        break;
+      case TlpType::Msg:
+        tlps_msg_.inc(tlp.bulk_tlps);
+        break;
     }
   }
   transmit(tlp);
@@ -436,10 +457,18 @@ void LinkDirection::set_state(LinkPowerState s) {
   const std::uint64_t now = sc_core::sc_time_stamp().value();
   const std::uint64_t spent = now > state_since_ps_ ? now - state_since_ps_ : 0;
   switch (state_) {
-    case LinkPowerState::L0: l0_time_.inc(spent); break;
-    case LinkPowerState::L0s: l0s_time_.inc(spent); break;
-    case LinkPowerState::L1: l1_time_.inc(spent); break;
-    case LinkPowerState::Training: training_time_.inc(spent); break;
+    case LinkPowerState::L0:
+      l0_time_.inc(spent);
+      break;
+    case LinkPowerState::L0s:
+      l0s_time_.inc(spent);
+      break;
+    case LinkPowerState::L1:
+      l1_time_.inc(spent);
+      break;
+    case LinkPowerState::Training:
+      training_time_.inc(spent);
+      break;
   }
   state_ = s;
   if (now > state_since_ps_) state_since_ps_ = now;
@@ -461,10 +490,17 @@ void LinkDirection::wake(std::uint64_t ready_ps) {
     const std::uint64_t since = state_since_ps_;
     const std::uint64_t spent = ready_ps - since;
     switch (old) {
-      case LinkPowerState::L0s: l0s_time_.inc(spent); break;
-      case LinkPowerState::L1: l1_time_.inc(spent); break;
-      case LinkPowerState::Training: training_time_.inc(spent); break;
-      case LinkPowerState::L0: break;
+      case LinkPowerState::L0s:
+        l0s_time_.inc(spent);
+        break;
+      case LinkPowerState::L1:
+        l1_time_.inc(spent);
+        break;
+      case LinkPowerState::Training:
+        training_time_.inc(spent);
+        break;
+      case LinkPowerState::L0:
+        break;
     }
     state_ = LinkPowerState::L0;
     state_since_ps_ = ready_ps;
@@ -483,7 +519,8 @@ void LinkDirection::sample_bandwidth(std::uint64_t start_ps, std::uint64_t paylo
   if (bin_open_ && bin != bin_index_) {
     flush_bandwidth();
     // An idle stretch reads as zero from the bin after the last one with data.
-    if (bin > bin_index_ + 1) trace_->counter(bw_track_, static_cast<counters::TimeNs>((bin_index_ + 1) * bin_ps_ / 1000), 0.0);
+    if (bin > bin_index_ + 1)
+      trace_->counter(bw_track_, static_cast<counters::TimeNs>((bin_index_ + 1) * bin_ps_ / 1000), 0.0);
   }
   if (!bin_open_ || bin != bin_index_) {
     bin_index_ = bin;

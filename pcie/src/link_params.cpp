@@ -48,23 +48,33 @@ unsigned log2u(std::uint32_t v) {
 
 unsigned width_index(unsigned lanes) {
   switch (lanes) {
-    case 1: return 0;
-    case 2: return 1;
-    case 4: return 2;
-    case 8: return 3;
-    default: return 4;
+    case 1:
+      return 0;
+    case 2:
+      return 1;
+    case 4:
+      return 2;
+    case 8:
+      return 3;
+    default:
+      return 4;
   }
 }
 
-std::uint64_t ps(double seconds) { return static_cast<std::uint64_t>(std::llround(seconds * 1e12)); }
+std::uint64_t ps(double seconds) {
+  return static_cast<std::uint64_t>(std::llround(seconds * 1e12));
+}
 
 }  // namespace
 
 std::string to_string(DllpPlacement p) {
   switch (p) {
-    case DllpPlacement::Data: return "data";
-    case DllpPlacement::Reverse: return "reverse";
-    case DllpPlacement::None: return "none";
+    case DllpPlacement::Data:
+      return "data";
+    case DllpPlacement::Reverse:
+      return "reverse";
+    case DllpPlacement::None:
+      return "none";
   }
   return "data";
 }
@@ -130,8 +140,8 @@ void LinkParams::validate() const {
   if (!(ber >= 0.0 && ber < 1e-3)) fail("bit error rate must be in [0, 1e-3)");
   auto data_vs_mps = [&](std::uint32_t data, const char* name) {
     if (data != 0 && data * 16ull < mps) {
-      fail(std::string("credits.") + name + " (" + std::to_string(data) +
-           " x 16 B) cannot hold one MPS-sized TLP (" + std::to_string(mps) + " B)");
+      fail(std::string("credits.") + name + " (" + std::to_string(data) + " x 16 B) cannot hold one MPS-sized TLP (" +
+           std::to_string(mps) + " B)");
     }
   };
   data_vs_mps(credits.posted_data, "posted_data");
@@ -150,7 +160,9 @@ double LinkParams::encoding_efficiency() const {
   return 1.0;
 }
 
-double LinkParams::raw_bytes_per_s() const { return transfers_per_s() * lanes * encoding_efficiency() / 8.0; }
+double LinkParams::raw_bytes_per_s() const {
+  return transfers_per_s() * lanes * encoding_efficiency() / 8.0;
+}
 
 double LinkParams::tlp_lane_bytes_per_s() const {
   return flit_mode() ? raw_bytes_per_s() * 236.0 / 256.0 : raw_bytes_per_s();
@@ -162,7 +174,9 @@ std::uint32_t LinkParams::ack_interval() const {
   return kAckTable[family][width_index(lanes)][mps_index > 5 ? 5 : mps_index];
 }
 
-std::uint32_t LinkParams::fc_interval() const { return ack_interval(); }
+std::uint32_t LinkParams::fc_interval() const {
+  return ack_interval();
+}
 
 double LinkParams::dllp_overhead_fraction() const {
   if (flit_mode() || dllp_placement == DllpPlacement::None) return 0.0;
@@ -174,21 +188,21 @@ std::uint32_t LinkParams::tlp_wire_bytes(bool four_dw, std::uint32_t payload) co
   return framing + header_bytes(four_dw) + payload + (ecrc ? 4u : 0u);
 }
 
-std::uint32_t LinkParams::max_tags() const { return tag_bits == 5 ? 32 : tag_bits == 8 ? 256 : 768; }
+std::uint32_t LinkParams::max_tags() const {
+  return tag_bits == 5 ? 32 : tag_bits == 8 ? 256 : 768;
+}
 
 double LinkParams::posted_write_throughput() const {
-  const double tlp_share = dllp_placement == DllpPlacement::Data ? 1.0 - dllp_overhead_fraction()
-                           : flit_mode() || dllp_placement == DllpPlacement::None
-                               ? 1.0
-                               : 1.0 - kSkpBytes / kSkpInterval;
+  const double tlp_share = dllp_placement == DllpPlacement::Data                  ? 1.0 - dllp_overhead_fraction()
+                           : flit_mode() || dllp_placement == DllpPlacement::None ? 1.0
+                                                                                  : 1.0 - kSkpBytes / kSkpInterval;
   return tlp_lane_bytes_per_s() * tlp_share * mps / tlp_wire_bytes(header_4dw, mps);
 }
 
 double LinkParams::read_completion_throughput() const {
-  const double tlp_share = dllp_placement == DllpPlacement::Data ? 1.0 - dllp_overhead_fraction()
-                           : flit_mode() || dllp_placement == DllpPlacement::None
-                               ? 1.0
-                               : 1.0 - kSkpBytes / kSkpInterval;
+  const double tlp_share = dllp_placement == DllpPlacement::Data                  ? 1.0 - dllp_overhead_fraction()
+                           : flit_mode() || dllp_placement == DllpPlacement::None ? 1.0
+                                                                                  : 1.0 - kSkpBytes / kSkpInterval;
   // One MRRS read request comes back as completions of `piece` bytes (address-aligned
   // request: every piece is whole).
   const std::uint32_t piece = merge_completions ? (mps < mrrs ? mps : mrrs) : rcb;

@@ -6,11 +6,16 @@ namespace sohusim::pcie {
 
 const char* to_string(MsixStatus s) {
   switch (s) {
-    case MsixStatus::Ok: return "ok";
-    case MsixStatus::OutsideTableAndPba: return "outside the MSI-X table and PBA";
-    case MsixStatus::BadAccess: return "bad MSI-X access size or alignment";
-    case MsixStatus::ReadOnly: return "write to the read-only PBA ignored";
-    case MsixStatus::BadVector: return "MSI-X vector out of range";
+    case MsixStatus::Ok:
+      return "ok";
+    case MsixStatus::OutsideTableAndPba:
+      return "outside the MSI-X table and PBA";
+    case MsixStatus::BadAccess:
+      return "bad MSI-X access size or alignment";
+    case MsixStatus::ReadOnly:
+      return "write to the read-only PBA ignored";
+    case MsixStatus::BadVector:
+      return "MSI-X vector out of range";
   }
   return "?";
 }
@@ -30,8 +35,7 @@ void Msix::validate(const MsixSpec& spec, const std::string& field, const BarSet
                                 " is not 8-byte aligned");
   }
   if (spec.pba_offset % 8 != 0) {
-    throw std::invalid_argument(field + ".pba_offset: " + std::to_string(spec.pba_offset) +
-                                " is not 8-byte aligned");
+    throw std::invalid_argument(field + ".pba_offset: " + std::to_string(spec.pba_offset) + " is not 8-byte aligned");
   }
   const std::uint64_t tbytes = std::uint64_t{kEntryBytes} * spec.vectors;
   const std::uint64_t pbytes = 8u * ((spec.vectors + 63u) / 64u);
@@ -69,14 +73,20 @@ Msix::Msix(ConfigSpace& cs, std::uint16_t cap_offset, const MsixSpec& spec)
   cs_->define(cap_ + 8u, 4, spec.pba_offset | spec.pba_bar);
 }
 
-bool Msix::enabled() const { return (cs_->read(cap_ + 2u, 2) & kCtrlEnable) != 0; }
-bool Msix::function_masked() const { return (cs_->read(cap_ + 2u, 2) & kCtrlFunctionMask) != 0; }
+bool Msix::enabled() const {
+  return (cs_->read(cap_ + 2u, 2) & kCtrlEnable) != 0;
+}
+bool Msix::function_masked() const {
+  return (cs_->read(cap_ + 2u, 2) & kCtrlFunctionMask) != 0;
+}
 
 bool Msix::vector_masked(unsigned vector) const {
   return vector < spec_.vectors && (table_[vector].control & 1u) != 0;
 }
 
-bool Msix::pending(unsigned vector) const { return vector < spec_.vectors && pending_[vector]; }
+bool Msix::pending(unsigned vector) const {
+  return vector < spec_.vectors && pending_[vector];
+}
 
 std::optional<MsixMessage> Msix::entry(unsigned vector) const {
   if (vector >= spec_.vectors) return std::nullopt;
@@ -110,7 +120,9 @@ std::vector<MsixMessage> Msix::flush_pending() {
   return out;
 }
 
-std::vector<MsixMessage> Msix::on_control_written() { return flush_pending(); }
+std::vector<MsixMessage> Msix::on_control_written() {
+  return flush_pending();
+}
 
 void Msix::reset() {
   for (Entry& e : table_) e = Entry{};
@@ -130,10 +142,18 @@ MsixStatus Msix::read_dword(unsigned bar, std::uint64_t offset, std::uint32_t& v
     const std::uint64_t rel = offset - spec_.table_offset;
     const Entry& e = table_[rel / kEntryBytes];
     switch (rel % kEntryBytes) {
-      case 0: value = e.addr_lo; break;
-      case 4: value = e.addr_hi; break;
-      case 8: value = e.data; break;
-      default: value = e.control; break;
+      case 0:
+        value = e.addr_lo;
+        break;
+      case 4:
+        value = e.addr_hi;
+        break;
+      case 8:
+        value = e.data;
+        break;
+      default:
+        value = e.control;
+        break;
     }
     return MsixStatus::Ok;
   }
@@ -149,16 +169,21 @@ MsixStatus Msix::read_dword(unsigned bar, std::uint64_t offset, std::uint32_t& v
   return MsixStatus::OutsideTableAndPba;
 }
 
-MsixStatus Msix::write_dword(unsigned bar, std::uint64_t offset, std::uint32_t value,
-                             std::vector<MsixMessage>& out) {
+MsixStatus Msix::write_dword(unsigned bar, std::uint64_t offset, std::uint32_t value, std::vector<MsixMessage>& out) {
   if (in_table(bar, offset)) {
     const std::uint64_t rel = offset - spec_.table_offset;
     const auto vector = static_cast<unsigned>(rel / kEntryBytes);
     Entry& e = table_[vector];
     switch (rel % kEntryBytes) {
-      case 0: e.addr_lo = value & ~3u; break;
-      case 4: e.addr_hi = value; break;
-      case 8: e.data = value; break;
+      case 0:
+        e.addr_lo = value & ~3u;
+        break;
+      case 4:
+        e.addr_hi = value;
+        break;
+      case 8:
+        e.data = value;
+        break;
       default:
         e.control = value & 1u;
         if (pending_[vector] && deliverable(vector)) {
@@ -176,7 +201,8 @@ MsixStatus Msix::write_dword(unsigned bar, std::uint64_t offset, std::uint32_t v
 namespace {
 // Both dwords of a qword access must fall in the same structure.
 bool same_structure(const Msix& m, unsigned bar, std::uint64_t offset) {
-  return (m.in_table(bar, offset) && m.in_table(bar, offset + 4)) || (m.in_pba(bar, offset) && m.in_pba(bar, offset + 4));
+  return (m.in_table(bar, offset) && m.in_table(bar, offset + 4)) ||
+         (m.in_pba(bar, offset) && m.in_pba(bar, offset + 4));
 }
 }  // namespace
 

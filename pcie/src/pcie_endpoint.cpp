@@ -21,9 +21,8 @@ std::array<std::uint32_t, 4> header_of(const Tlp& t) {
 constexpr std::size_t kBlockedLogSize = 64;
 }  // namespace
 
-PcieEndpoint::PcieEndpoint(sc_core::sc_module_name name, RequesterId rid, const PcieFunctionSpec& spec,
-                           PciePort& port, PcieLink& link, const sim::Instrumentation& inst,
-                           const std::string& prefix)
+PcieEndpoint::PcieEndpoint(sc_core::sc_module_name name, RequesterId rid, const PcieFunctionSpec& spec, PciePort& port,
+                           PcieLink& link, const sim::Instrumentation& inst, const std::string& prefix)
     : sc_core::sc_module(name),
       bar_socket("bar_socket"),
       dma_socket("dma_socket"),
@@ -56,9 +55,15 @@ PcieEndpoint::PcieEndpoint(sc_core::sc_module_name name, RequesterId rid, const 
     PcieFunction* f = function_of(t.requester);
     if (f == nullptr) f = &functions_.pf();
     switch (e) {
-      case PortError::CompletionTimeout: f->aer().completion_timeout(); break;
-      case PortError::UnexpectedCompletion: f->aer().unexpected_completion(header_of(t)); break;
-      case PortError::PoisonedReceived: f->aer().poisoned_tlp(header_of(t)); break;
+      case PortError::CompletionTimeout:
+        f->aer().completion_timeout();
+        break;
+      case PortError::UnexpectedCompletion:
+        f->aer().unexpected_completion(header_of(t));
+        break;
+      case PortError::PoisonedReceived:
+        f->aer().poisoned_tlp(header_of(t));
+        break;
     }
   });
   // LCRC errors on TLPs to the device are its receiver's; replay rollovers on its own
@@ -71,7 +76,9 @@ PcieEndpoint::PcieEndpoint(sc_core::sc_module_name name, RequesterId rid, const 
   });
 }
 
-PcieFunction* PcieEndpoint::function_of(RequesterId rid) { return functions_.find_by_rid(rid); }
+PcieFunction* PcieEndpoint::function_of(RequesterId rid) {
+  return functions_.find_by_rid(rid);
+}
 
 bool PcieEndpoint::busy(RequesterId rid) const {
   auto it = busy_until_ps_.find(rid);
@@ -113,8 +120,8 @@ MsixRaise PcieEndpoint::raise_msix(RequesterId fn, unsigned vector) {
   return r.outcome;
 }
 
-std::uint64_t PcieEndpoint::bar_access(const PhysicalFunction::Hit& hit, bool write, std::uint8_t* data,
-                                       unsigned len, tlm::tlm_response_status& status, std::uint64_t correlation) {
+std::uint64_t PcieEndpoint::bar_access(const PhysicalFunction::Hit& hit, bool write, std::uint8_t* data, unsigned len,
+                                       tlm::tlm_response_status& status, std::uint64_t correlation) {
   PcieFunction& f = *hit.function;
   if (f.msix() != nullptr && f.msix()->contains(hit.bar, hit.offset)) {
     if (write) {

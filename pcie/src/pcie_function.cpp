@@ -24,10 +24,14 @@ bool overlaps(std::uint32_t offset, unsigned size, std::uint32_t reg, unsigned l
 
 const char* to_string(PowerState s) {
   switch (s) {
-    case PowerState::D0: return "D0";
-    case PowerState::D1: return "D1";
-    case PowerState::D2: return "D2";
-    case PowerState::D3hot: return "D3hot";
+    case PowerState::D0:
+      return "D0";
+    case PowerState::D1:
+      return "D1";
+    case PowerState::D2:
+      return "D2";
+    case PowerState::D3hot:
+      return "D3hot";
   }
   return "?";
 }
@@ -46,11 +50,13 @@ void validate(const PcieFunctionSpec& spec, RequesterId rid) {
                                 " is not a Max_Payload_Size the spec defines (128, 256, 512, 1024, 2048, 4096)");
   }
   if (spec.link_speed_gen < 1 || spec.link_speed_gen > 6) {
-    throw std::invalid_argument("link_speed_gen: " + std::to_string(spec.link_speed_gen) + " (PCIe generations are 1..6)");
+    throw std::invalid_argument("link_speed_gen: " + std::to_string(spec.link_speed_gen) +
+                                " (PCIe generations are 1..6)");
   }
   const unsigned w = spec.link_width;
   if (w != 1 && w != 2 && w != 4 && w != 8 && w != 12 && w != 16 && w != 32) {
-    throw std::invalid_argument("link_width: x" + std::to_string(w) + " does not exist (x1, x2, x4, x8, x12, x16, x32)");
+    throw std::invalid_argument("link_width: x" + std::to_string(w) +
+                                " does not exist (x1, x2, x4, x8, x12, x16, x32)");
   }
   if (spec.aspm_support > 3) {
     throw std::invalid_argument("aspm_support: " + std::to_string(spec.aspm_support) + " (bit 0 L0s, bit 1 L1: 0..3)");
@@ -111,17 +117,16 @@ void PcieFunction::build() {
   cs_.define(p + cfg::kExpDevCap, 4, devcap);
   // Reset: Relaxed Ordering and No Snoop enabled, MPS 128 B, MRRS 512 B (spec defaults).
   const std::uint32_t devctl_reset = cfg::kDevCtlRelaxedOrdering | cfg::kDevCtlNoSnoop | (2u << cfg::kDevCtlMrrsShift);
-  std::uint32_t devctl_rw = 0x000Fu | cfg::kDevCtlRelaxedOrdering | cfg::kDevCtlExtTag | cfg::kDevCtlNoSnoop |
-                            (7u << cfg::kDevCtlMrrsShift);
+  std::uint32_t devctl_rw =
+      0x000Fu | cfg::kDevCtlRelaxedOrdering | cfg::kDevCtlExtTag | cfg::kDevCtlNoSnoop | (7u << cfg::kDevCtlMrrsShift);
   if (!is_virtual()) devctl_rw |= 7u << cfg::kDevCtlMpsShift;  // a VF's MPS field is RsvdP: it uses the PF's
   if (spec_.flr_capable || is_virtual()) devctl_rw |= cfg::kDevCtlInitiateFlr;
   cs_.define(p + cfg::kExpDevCtl, 2, devctl_reset, devctl_rw);
   cs_.define(p + cfg::kExpDevSta, 2, 0, 0,
              cfg::kDevStaCorrectable | cfg::kDevStaNonFatal | cfg::kDevStaFatal | cfg::kDevStaUnsupportedRequest);
-  const std::uint32_t lnkcap = spec_.link_speed_gen | (spec_.link_width << 4) |
-                               (spec_.aspm_support << cfg::kLnkCapAspmShift) |
-                               (spec_.l0s_exit_latency << cfg::kLnkCapL0sExitShift) |
-                               (spec_.l1_exit_latency << cfg::kLnkCapL1ExitShift);
+  const std::uint32_t lnkcap =
+      spec_.link_speed_gen | (spec_.link_width << 4) | (spec_.aspm_support << cfg::kLnkCapAspmShift) |
+      (spec_.l0s_exit_latency << cfg::kLnkCapL0sExitShift) | (spec_.l1_exit_latency << cfg::kLnkCapL1ExitShift);
   cs_.define(p + cfg::kExpLnkCap, 4, lnkcap);
   // Link Control and Status belong to the link: an FLR leaves them alone (preserve mask).
   const std::uint32_t lnkctl_rw = is_virtual() ? 0u
@@ -131,7 +136,7 @@ void PcieFunction::build() {
   cs_.define(p + cfg::kExpLnkSta, 2, spec_.link_speed_gen | (spec_.link_width << cfg::kLnkStaWidthShift) | (1u << 12),
              0, 0, 0xFFFF);
   cs_.define(p + cfg::kExpDevCap2, 4, 0);
-  cs_.define(p + cfg::kExpDevCtl2, 2, 0, 0x001F);  // Completion Timeout Value / Disable
+  cs_.define(p + cfg::kExpDevCtl2, 2, 0, 0x001F);                                 // Completion Timeout Value / Disable
   cs_.define(p + cfg::kExpLnkCap2, 4, ((1u << spec_.link_speed_gen) - 1u) << 1);  // supported speeds vector
   cs_.define(p + cfg::kExpLnkCtl2, 2, spec_.link_speed_gen, is_virtual() ? 0u : 0x000Fu, 0, 0x000F);
   cs_.define(p + cfg::kExpLnkSta2, 2, 0);
@@ -150,8 +155,12 @@ void PcieFunction::build() {
   }
 }
 
-std::uint16_t PcieFunction::vendor_id() const { return spec_.ids.vendor_id; }
-std::uint16_t PcieFunction::device_id() const { return spec_.ids.device_id; }
+std::uint16_t PcieFunction::vendor_id() const {
+  return spec_.ids.vendor_id;
+}
+std::uint16_t PcieFunction::device_id() const {
+  return spec_.ids.device_id;
+}
 
 ConfigWriteResult PcieFunction::config_write(std::uint32_t offset, unsigned size, std::uint32_t value) {
   ConfigWriteResult r;
@@ -321,7 +330,9 @@ void PhysicalFunction::set_link_status(unsigned speed_gen, unsigned width) {
   for (auto& v : vfs_) v->set_link_status(speed_gen, width);
 }
 
-PcieFunction* PhysicalFunction::vf(std::size_t index) { return index < vfs_.size() ? vfs_[index].get() : nullptr; }
+PcieFunction* PhysicalFunction::vf(std::size_t index) {
+  return index < vfs_.size() ? vfs_[index].get() : nullptr;
+}
 
 std::vector<PcieFunction*> PhysicalFunction::functions() {
   std::vector<PcieFunction*> out;

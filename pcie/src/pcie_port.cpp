@@ -38,7 +38,8 @@ PciePort::PciePort(sc_core::sc_module_name name, const LinkParams& link, const P
       read_latency_(inst.registry->distribution(prefix + ".read_latency", "ns",
                                                 "from a read's first request to its last completion",
                                                 counters::DistributionSpec::log(1.0, 1.0e8, 80))) {
-  if (params_.bulk_chunk < 4096 || params_.bulk_chunk > (1ULL << 30) || (params_.bulk_chunk & (params_.bulk_chunk - 1)) != 0) {
+  if (params_.bulk_chunk < 4096 || params_.bulk_chunk > (1ULL << 30) ||
+      (params_.bulk_chunk & (params_.bulk_chunk - 1)) != 0) {
     throw std::invalid_argument("PCIe port: bulk_chunk must be a power of two from 4 KiB to 1 GiB");
   }
   rx_.set_receiver([this](Tlp& t) { receive(t); });
@@ -71,8 +72,10 @@ void PciePort::post(const Request& r, std::function<void()> on_sent) {
   requests_.inc();
   TxItem item;
   item.kind = r.length > link_.mps ? TxItem::Kind::WriteRun : TxItem::Kind::Single;
-  item.tlp = make_request_tlp(r, r.type, r.address, static_cast<std::uint32_t>(std::min<std::uint64_t>(r.length, link_.mps)));
-  if (r.data != nullptr && r.length > 0) item.tlp.data = std::make_shared<std::vector<std::uint8_t>>(r.data, r.data + r.length);
+  item.tlp =
+      make_request_tlp(r, r.type, r.address, static_cast<std::uint32_t>(std::min<std::uint64_t>(r.length, link_.mps)));
+  if (r.data != nullptr && r.length > 0)
+    item.tlp.data = std::make_shared<std::vector<std::uint8_t>>(r.data, r.data + r.length);
   if (item.kind == TxItem::Kind::WriteRun) {
     item.writes = Segmenter(r.address, r.length, link_.mps);
     item.run_start = r.address;
@@ -184,7 +187,8 @@ PciePort::Result PciePort::transact(const Request& r) {
       }
       outstanding_.add(-static_cast<double>(txn.outstanding));
       tag_waiters_.erase(std::remove(tag_waiters_.begin(), tag_waiters_.end(), &txn), tag_waiters_.end());
-      Tlp probe = make_request_tlp(r, r.type, r.address, static_cast<std::uint32_t>(std::min<std::uint64_t>(r.length, 4096)));
+      Tlp probe =
+          make_request_tlp(r, r.type, r.address, static_cast<std::uint32_t>(std::min<std::uint64_t>(r.length, 4096)));
       if (error_listener_) error_listener_(PortError::CompletionTimeout, probe);
       issue_waiting();
       break;
@@ -290,7 +294,8 @@ void PciePort::receive_completion(Tlp& tlp) {
   } else {
     if (txn.request.data != nullptr && tlp.data) {
       const std::uint64_t offset = txn.type == TlpType::MRd ? tlp.address - txn.base : 0;
-      const std::uint64_t n = std::min<std::uint64_t>(tlp.length, txn.request.length - std::min(offset, txn.request.length));
+      const std::uint64_t n =
+          std::min<std::uint64_t>(tlp.length, txn.request.length - std::min(offset, txn.request.length));
       std::memcpy(txn.request.data + offset, tlp.data->data() + tlp.data_offset, n);
     }
     const std::uint64_t got = std::min<std::uint64_t>(tlp.length, entry->expected);

@@ -1,8 +1,8 @@
 #include "sohusim/pcie/pcie_schema.hpp"
 
-#include "sohusim/pcie/link_params.hpp"
-
 #include <algorithm>
+
+#include "sohusim/pcie/link_params.hpp"
 
 namespace sohusim::pcie {
 

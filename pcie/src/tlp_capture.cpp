@@ -10,11 +10,12 @@ std::set<TlpType> CaptureFilter::parse_types(std::string_view list) {
   std::size_t pos = 0;
   while (pos <= list.size()) {
     const std::size_t comma = list.find(',', pos);
-    const std::string_view name = list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    const std::string_view name =
+        list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
     if (!name.empty()) {
       bool found = false;
-      for (TlpType t : {TlpType::MRd, TlpType::MWr, TlpType::CfgRd, TlpType::CfgWr, TlpType::Cpl, TlpType::CplD,
-                        TlpType::Msg}) {
+      for (TlpType t :
+           {TlpType::MRd, TlpType::MWr, TlpType::CfgRd, TlpType::CfgWr, TlpType::Cpl, TlpType::CplD, TlpType::Msg}) {
         if (name == to_string(t) || (t == TlpType::CfgRd && name == "CfgRd") ||
             (t == TlpType::CfgWr && name == "CfgWr")) {
           out.insert(t);
@@ -45,8 +46,7 @@ void TlpCapture::record(std::uint64_t time_ps, std::string_view direction, const
                 to_string(tlp.type).data(), format_rid(tlp.requester).c_str(), static_cast<unsigned>(tlp.tag),
                 static_cast<unsigned long long>(tlp.address), tlp.length,
                 is_completion(tlp.type) ? static_cast<int>(to_string(tlp.status).size()) : 0,
-                to_string(tlp.status).data(), tlp.poisoned ? " poisoned" : "",
-                tlp.replays ? " replay" : "");
+                to_string(tlp.status).data(), tlp.poisoned ? " poisoned" : "", tlp.replays ? " replay" : "");
   out_ << line;
   // The bulk path moves an aggregate as one event: say what it stands for.
   if (tlp.bulk_tlps > 1) out_ << " (aggregate of " << tlp.bulk_tlps << " TLPs)";

@@ -158,8 +158,9 @@ device::Sqe make_nop() {
   return make_admin(SOHU_IO_OP_NOP);
 }
 
-device::Sqe make_gemm(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint32_t m, std::uint32_t k, std::uint32_t n,
-              device::DataType in, device::DataType out, device::Activation act, bool trans_a, bool trans_b) {
+device::Sqe make_gemm(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint32_t m, std::uint32_t k,
+                      std::uint32_t n, device::DataType in, device::DataType out, device::Activation act, bool trans_a,
+                      bool trans_b) {
   device::Sqe s = make_admin(SOHU_IO_OP_GEMM);
   SET64(s, SOHU_IO_GEMM_A, a);
   SET64(s, SOHU_IO_GEMM_B, b);
@@ -175,8 +176,8 @@ device::Sqe make_gemm(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::ui
   return s;
 }
 
-device::Sqe make_dma_copy(device::Space src_space, std::uint64_t src, device::Space dst_space, std::uint64_t dst, std::uint64_t length,
-                  unsigned peer) {
+device::Sqe make_dma_copy(device::Space src_space, std::uint64_t src, device::Space dst_space, std::uint64_t dst,
+                          std::uint64_t length, unsigned peer) {
   device::Sqe s = make_admin(SOHU_IO_OP_DMA_COPY);
   SET64(s, SOHU_IO_DMA_COPY_SRC, src);
   SET64(s, SOHU_IO_DMA_COPY_DST, dst);
@@ -188,8 +189,8 @@ device::Sqe make_dma_copy(device::Space src_space, std::uint64_t src, device::Sp
 }
 
 device::Sqe make_vector(device::VectorOp op, std::uint64_t x, std::uint64_t y, std::uint64_t out, std::uint32_t rows,
-                std::uint32_t cols, device::DataType in, device::DataType out_type, float scalar, std::uint32_t aux,
-                std::uint32_t aux2) {
+                        std::uint32_t cols, device::DataType in, device::DataType out_type, float scalar,
+                        std::uint32_t aux, std::uint32_t aux2) {
   device::Sqe s = make_admin(SOHU_IO_OP_VECTOR);
   SET64(s, SOHU_IO_VECTOR_X, x);
   SET64(s, SOHU_IO_VECTOR_Y, y);
@@ -208,8 +209,8 @@ device::Sqe make_vector(device::VectorOp op, std::uint64_t x, std::uint64_t y, s
 }
 
 device::Sqe make_attention(std::uint64_t q, std::uint64_t k, std::uint64_t v, std::uint64_t o, std::uint32_t batch,
-                   std::uint32_t q_len, std::uint32_t kv_len, std::uint32_t q_heads, std::uint32_t kv_heads,
-                   std::uint32_t head_dim, device::DataType dtype, bool causal) {
+                           std::uint32_t q_len, std::uint32_t kv_len, std::uint32_t q_heads, std::uint32_t kv_heads,
+                           std::uint32_t head_dim, device::DataType dtype, bool causal) {
   device::Sqe s = make_admin(SOHU_IO_OP_ATTENTION);
   SET64(s, SOHU_IO_ATTENTION_Q, q);
   SET64(s, SOHU_IO_ATTENTION_K, k);

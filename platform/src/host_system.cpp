@@ -60,9 +60,10 @@ HostSystem::HostSystem(const config::Config& config, const sim::Instrumentation&
                                                rc_prefix);
     s.rc->memory_socket.bind(dram_->socket);
     s.device = std::make_unique<device::SohuDevice>(d.name.c_str(), dc, di, d.name, d.index);
-    s.ep = std::make_unique<pcie::PcieEndpoint>((d.name + "_ep").c_str(), device_rid(n),
-                                                device::SohuDevice::function_spec(s.device->params(), lp.generation, lp.lanes),
-                                                *s.ep_port, *s.link, di, d.name + ".ep");
+    s.ep = std::make_unique<pcie::PcieEndpoint>(
+        (d.name + "_ep").c_str(), device_rid(n),
+        device::SohuDevice::function_spec(s.device->params(), lp.generation, lp.lanes), *s.ep_port, *s.link, di,
+        d.name + ".ep");
     s.ep->bar_socket.bind(s.device->bar);
     s.device->host_dma.bind(s.ep->dma_socket);
     s.device->attach(*s.ep);

@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "sohusim/memory/memory_schema.hpp"
 #include "sohusim/device/device_schema.hpp"
 #include "sohusim/device/exec/replay_cache.hpp"
+#include "sohusim/memory/memory_schema.hpp"
 #include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/sim/core_schema.hpp"
 #include "sohusim/sim/instrumentation.hpp"
@@ -34,8 +34,8 @@ std::vector<std::string> default_config_dirs() {
 namespace {
 
 std::unique_ptr<config::Config> load_host_config(const SystemSpec& spec, const HostSpec& host,
-                                              const std::vector<std::string>& dirs,
-                                              const std::vector<std::string>& overrides) {
+                                                 const std::vector<std::string>& dirs,
+                                                 const std::vector<std::string>& overrides) {
   std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
   config::ConfigLoader loader(config_schema(), paths);
   const std::string arch = host.arch.empty() ? spec.arch : host.arch;

@@ -73,7 +73,7 @@ double real(const std::string& source, const YAML::Node& n, const std::string& k
 
 // hosts[i].clock: {offset, drift_ppm, jitter, seed}.
 host::HostClockParams host_clock(const std::string& source, const YAML::Node& c, const std::string& where,
-                                   unsigned index) {
+                                 unsigned index) {
   host::HostClockParams p;
   p.seed = index;
   if (!c.IsMap()) fail(source, c, where, "a mapping {offset, drift_ppm, jitter, seed}");

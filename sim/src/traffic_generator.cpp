@@ -8,9 +8,12 @@ namespace sohusim::sim {
 
 const char* TrafficPattern::to_string(Kind kind) {
   switch (kind) {
-    case Kind::Stream: return "stream";
-    case Kind::Strided: return "strided";
-    case Kind::Random: return "random";
+    case Kind::Stream:
+      return "stream";
+    case Kind::Strided:
+      return "strided";
+    case Kind::Random:
+      return "random";
   }
   return "?";
 }
@@ -43,10 +46,12 @@ TrafficGenerator::TrafficGenerator(sc_core::sc_module_name name, const TrafficPa
       bytes_read_(inst.scope(stats_prefix).counter("bytes_read", "B", "bytes read")),
       bytes_written_(inst.scope(stats_prefix).counter("bytes_written", "B", "bytes written")),
       errors_(inst.scope(stats_prefix).counter("errors", "1", "requests answered with an error response")),
-      read_latency_(inst.scope(stats_prefix).distribution("read_latency", "ns", "issue to response of reads",
-                                                          counters::DistributionSpec::log(1, 1e7, 70))),
-      write_latency_(inst.scope(stats_prefix).distribution("write_latency", "ns", "issue to response of writes",
-                                                           counters::DistributionSpec::log(1, 1e7, 70))) {
+      read_latency_(inst.scope(stats_prefix)
+                        .distribution("read_latency", "ns", "issue to response of reads",
+                                      counters::DistributionSpec::log(1, 1e7, 70))),
+      write_latency_(inst.scope(stats_prefix)
+                         .distribution("write_latency", "ns", "issue to response of writes",
+                                       counters::DistributionSpec::log(1, 1e7, 70))) {
   pattern_.validate();
   if (inst_.tracing("generator")) {
     track_ = inst_.trace->thread_track(inst_.process_track, basename());
@@ -79,9 +84,7 @@ std::uint64_t TrafficGenerator::next_address(std::uint64_t i) {
 void TrafficGenerator::run() {
   std::bernoulli_distribution is_read(pattern_.read_fraction);
   for (std::uint64_t i = 0; i < pattern_.requests; ++i) {
-    const bool read = pattern_.read_fraction >= 1.0 ? true
-                      : pattern_.read_fraction <= 0.0 ? false
-                                                      : is_read(rng_);
+    const bool read = pattern_.read_fraction >= 1.0 ? true : pattern_.read_fraction <= 0.0 ? false : is_read(rng_);
     const std::uint64_t addr = next_address(i);
     tlm::tlm_generic_payload& gp = mm_.acquire(pattern_.request_bytes);
     in_flight_ = &gp;

@@ -1,7 +1,7 @@
 // The previous release's include paths still build and name the same types (compat/).
-#include <gtest/gtest.h>
-
 #include <type_traits>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/counters/analysis.hpp"
 #include "sohusim/counters/clock_sync.hpp"
@@ -18,7 +18,9 @@
 #include "sohusim/sim/units.hpp"
 
 // The program links SystemC (through the old models/ headers), whose library refers to sc_main.
-extern "C" int sc_main(int, char**) { return 0; }
+extern "C" int sc_main(int, char**) {
+  return 0;
+}
 
 namespace sohusim {
 

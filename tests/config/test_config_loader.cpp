@@ -1,19 +1,19 @@
 // Loading configurations: layering (preset < file < extends order < --set), open maps,
 // lists of sections, every error kind with its exact location and allowed values,
 // schema checks, source_of, and the to_yaml()/to_json() output.
-#include "sohusim/config/config.hpp"
-#include "sohusim/sim/core_schema.hpp"
-
-#include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "sohusim/config/config.hpp"
+#include "sohusim/sim/core_schema.hpp"
 
 namespace sohusim::config {
 namespace {

@@ -1,13 +1,13 @@
 // Schema declaration: the builder, declaration mistakes, value parsing per type, lookups
 // through open maps, merging layers, and the core schema.
-#include "sohusim/config/config_schema.hpp"
-#include "sohusim/sim/core_schema.hpp"
-
-#include <gtest/gtest.h>
-
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/config/config_schema.hpp"
+#include "sohusim/sim/core_schema.hpp"
 
 namespace sohusim::config {
 namespace {

@@ -1,13 +1,13 @@
 // Physical quantities: parsing every dimension, error messages, best-prefix formatting
 // and the exact text round trip.
-#include "sohusim/config/units.hpp"
-
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/config/units.hpp"
 
 namespace sohusim::config {
 namespace {

@@ -5,8 +5,6 @@
 // what a whole simulation traced (flows in tests/platform).
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -15,6 +13,8 @@
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "perfetto_subset.pb.h"
 

@@ -1,7 +1,5 @@
 // ChromeJsonWriter: files are parsed with nlohmann::json (which rejects invalid UTF-8 and bad
 // escapes) and checked event by event; number formatting is checked on the raw text.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -19,6 +17,7 @@
 
 #include <unistd.h>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "sohusim/counters/chrome_json_writer.hpp"

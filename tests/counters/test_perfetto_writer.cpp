@@ -1,8 +1,6 @@
 // PerfettoWriter: files are decoded with the real protobuf library (schema:
 // tests/counters/perfetto_subset.proto) and interpreted the way trace_processor does
 // (perfetto_decode_support.hpp), then compared with what was recorded.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +17,8 @@
 #include <vector>
 
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include "perfetto_decode_support.hpp"
 #include "perfetto_subset.pb.h"

@@ -1,9 +1,8 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <memory>
 #include <sstream>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "sohusim/counters/registry.hpp"

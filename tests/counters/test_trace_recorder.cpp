@@ -1,7 +1,5 @@
 // TraceRecorder: what it checks, what it hands to the writer (captured by a fake writer), how
 // it assigns async lanes, and that a disabled recorder does nothing.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -14,6 +12,8 @@
 #include <vector>
 
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/counters/chrome_json_writer.hpp"
 #include "sohusim/counters/perfetto_writer.hpp"

@@ -2,8 +2,6 @@
 // Scratch trace files for the trace-writer tests: a unique path per test in the
 // system temp folder, removed after the run unless SOHUSIM_KEEP_TEST_TRACES is set.
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +12,8 @@
 #include <vector>
 
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 namespace sohusim::counters::testing_files {
 

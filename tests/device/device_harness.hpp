@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "sohusim/config/config.hpp"
 #include "sohusim/counters/registry.hpp"
-#include "sohusim/memory/memory_schema.hpp"
 #include "sohusim/device/device_schema.hpp"
+#include "sohusim/memory/memory_schema.hpp"
+#include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/platform/host_agent.hpp"
 #include "sohusim/platform/host_system.hpp"
-#include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/regmap/sohu_regs.h"
-#include "sohusim/config/config.hpp"
 #include "sohusim/sim/core_schema.hpp"
 
 namespace sohusim::device::test {

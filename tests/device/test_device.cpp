@@ -2,8 +2,6 @@
 // doorbells, MSI-X, DMA through the IOMMU. Each test builds a host with one device
 // (device_harness.hpp) and runs a host thread against it.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include "sim/systemc_test_support.hpp"
-
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -11,6 +9,7 @@
 #include <random>
 
 #include "device_harness.hpp"
+#include "sim/systemc_test_support.hpp"
 #include "sohusim/device/compute/gemm_plan.hpp"
 #include "sohusim/device/compute/kernels.hpp"
 #include "sohusim/device/compute/numerics.hpp"

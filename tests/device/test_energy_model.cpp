@@ -1,11 +1,11 @@
 // Energy model: hand-computed joules per component, average power, validation errors.
-#include "sohusim/device/units/energy_model.hpp"
-
-#include <gtest/gtest.h>
-
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/device/units/energy_model.hpp"
 
 using namespace sohusim::device;
 

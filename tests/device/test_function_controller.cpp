@@ -3,13 +3,12 @@
 // way from the doorbell to the backend and back as a completion entry and an interrupt, and
 // what the function's CTRL writes ask of its device.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include "sim/systemc_test_support.hpp"
-
 #include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "sim/systemc_test_support.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/device/frontend/function_controller.hpp"
 #include "sohusim/regmap/sohu_regs.h"

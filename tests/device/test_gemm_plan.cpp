@@ -1,9 +1,5 @@
 // GEMM tiling plan: invariants (coverage, bytes, SRAM fit), skinny shapes, the pipeline
 // estimate against hand-computed timelines, plan size, and the A100 calibration table.
-#include "sohusim/device/compute/gemm_plan.hpp"
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +7,10 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/device/compute/gemm_plan.hpp"
 
 using namespace sohusim::device;
 

@@ -4,10 +4,6 @@
 // Tolerance: relative 1e-4, where "relative" is to max(|reference element|, RMS of the
 // reference tensor): an FP32 sum that cancels to nearly zero carries the rounding error of
 // its terms, so near-zero elements are judged on the tensor's scale.
-#include "sohusim/device/compute/kernels.hpp"
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -15,6 +11,10 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/device/compute/kernels.hpp"
 
 namespace sohusim::device {
 namespace {

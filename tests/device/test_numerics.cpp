@@ -2,10 +2,6 @@
 // point decoded against a reference written from the format definitions, rounding checked
 // against a brute-force "nearest representable, ties to the even code" search, monotonicity,
 // overflow/saturation, and the byte layout of encode/decode.
-#include "sohusim/device/compute/numerics.hpp"
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +10,10 @@
 #include <random>
 #include <stdexcept>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/device/compute/numerics.hpp"
 
 namespace sohusim::device {
 namespace {

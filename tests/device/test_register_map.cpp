@@ -1,12 +1,6 @@
 // RegisterFile's access rules on the generated Sohu map, the generated C header against the
 // decoder's table and against the values the register map specifies, and the generator's
 // drift check and validator (scripts/gen_regmap.py, run as a subprocess).
-#include "sohusim/device/frontend/register_map.hpp"
-
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +9,12 @@
 #include <string>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/device/frontend/register_map.hpp"
 #include "sohusim/regmap/sohu_regs.h"
 
 namespace {

@@ -1,15 +1,15 @@
 // Systolic fold timing: SCALE-Sim v2's formulas against hand-computed values and against an
 // independent fold-by-fold enumerator; the overlap convention against an event timeline.
-#include "sohusim/device/compute/matrix_engine_params.hpp"
-#include "sohusim/device/compute/systolic.hpp"
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/device/compute/matrix_engine_params.hpp"
+#include "sohusim/device/compute/systolic.hpp"
 
 using namespace sohusim::device;
 

@@ -1,11 +1,11 @@
 // Vector-engine costs: hand-computed cycles, bytes and FLOPs for each recipe, the attention
 // softmax (full and causal), and validation errors.
-#include "sohusim/device/compute/vector_cost.hpp"
+#include <stdexcept>
+#include <string>
 
 #include <gtest/gtest.h>
 
-#include <stdexcept>
-#include <string>
+#include "sohusim/device/compute/vector_cost.hpp"
 
 using namespace sohusim::device;
 

@@ -2,12 +2,12 @@
 // generated SOHU_* macros (independently of the builders' own code) and must hold the value
 // put in, and no bit outside the command's defined fields may be set (the device fails
 // such a command with INVALID_FIELD). Plus the names of statuses, opcodes and data types.
-#include <gtest/gtest.h>
-
 #include <array>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/driver/command.hpp"
 #include "sohusim/driver/errors.hpp"

@@ -3,12 +3,12 @@
 // wraps), error completions, interrupt-driven and polled waits, timeouts of a device that never
 // completes, and bad input. Exact values come from the fake's record of what the driver did.
 // The same driver on the simulated machine: tests/platform/test_driver.cpp.
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "driver/fake_device.hpp"
 #include "sohusim/driver/command.hpp"

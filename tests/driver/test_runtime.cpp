@@ -2,12 +2,12 @@
 // device-memory allocation, pinned host buffers, launches and copies as the commands the fake
 // receives, correlation ids, errors of asynchronous work, events and the ordering of streams.
 // The same runtime on the simulated machine: tests/platform/test_driver.cpp.
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "driver/fake_device.hpp"
 #include "sohusim/driver/command.hpp"

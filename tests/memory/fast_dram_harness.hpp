@@ -3,13 +3,13 @@
 // hbm3-6400 preset with `--set`-style overrides, its completions recorded by request id,
 // addresses named by bank group, bank, row and column of pseudo-channel 0, and the
 // statistics of that pseudo-channel by name.
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hbm_test_support.hpp"
 #include "sohusim/counters/registry.hpp"

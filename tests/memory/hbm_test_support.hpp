@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "sohusim/config/config.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/memory/dram_system.hpp"
 #include "sohusim/memory/hbm_schema.hpp"
-#include "sohusim/config/config.hpp"
 
 namespace sohusim::memory::hbmtest {
 
@@ -30,7 +30,7 @@ inline config::Config hbm_config(const std::string& preset, const std::vector<st
 struct RunResult {
   std::uint64_t requests = 0;
   Cycle cycles = 0;
-  double efficiency = 0;      // bytes / (cycles x tCK) / peak
+  double efficiency = 0;  // bytes / (cycles x tCK) / peak
   double bandwidth_gbps = 0;
 };
 

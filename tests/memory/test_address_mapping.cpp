@@ -1,10 +1,10 @@
 // AddressMapping: presets, split fields, XOR pairs, mixed-radix digits, the inverse, and
 // the validation errors.
-#include <gtest/gtest.h>
-
 #include <random>
 #include <set>
 #include <tuple>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/memory/address_mapping.hpp"
 

@@ -1,11 +1,11 @@
 // The controller and the DramSystem event loop: latencies, refresh, write draining,
 // forwarding, scheduling and page policies, counters, and the MemoryBackend contract.
-#include <gtest/gtest.h>
-
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hbm_test_support.hpp"
 

@@ -1,12 +1,12 @@
 // DramSpec from the presets, and the schema's rejection of inconsistent configurations
 // with diagnostics that name the key and the file:line it came from.
-#include <gtest/gtest.h>
-
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "hbm_test_support.hpp"
-#include "sohusim/memory/dram_spec.hpp"
 #include "sohusim/config/config_error.hpp"
+#include "sohusim/memory/dram_spec.hpp"
 
 namespace sohusim::memory {
 namespace {
@@ -78,9 +78,9 @@ TEST(DramSpec, Hbm3eScaledFromHbm3InNanoseconds) {
   const DramSpec e8 = DramSpec::from_config(hbm_config("hbm/hbm3e-8000"));
   EXPECT_DOUBLE_EQ(e8.peak_bytes_per_second(), 1024e9);
   EXPECT_EQ(e8.timing.burst_cycles, 2u);
-  EXPECT_EQ(e8.timing.RCDRD, 39u);  // ceil(31 x 0.625 / 0.5)
+  EXPECT_EQ(e8.timing.RCDRD, 39u);   // ceil(31 x 0.625 / 0.5)
   EXPECT_EQ(e8.timing.RFCab, 900u);  // 450 ns, 24 Gb
-  EXPECT_EQ(e8.org.rows, 49152u);   // 24 GiB: not a power of two
+  EXPECT_EQ(e8.org.rows, 49152u);    // 24 GiB: not a power of two
   EXPECT_EQ(e8.org.capacity_bytes(), 24ull << 30);
   const DramSpec e96 = DramSpec::from_config(hbm_config("hbm/hbm3e-9600"));
   EXPECT_NEAR(e96.peak_bytes_per_second(), 1228.8e9, 1e3);
@@ -155,8 +155,8 @@ TEST(HbmConfigErrors, MappingNotCoveringEveryBit) {
 }
 
 TEST(HbmConfigErrors, MappingCoveringBitsTwice) {
-  const config::ConfigError e = resolve_error(
-      "hbm.mapping.fields: [pseudo_channel, channel, bank_group, column:3, column:3, bank, row]\n");
+  const config::ConfigError e =
+      resolve_error("hbm.mapping.fields: [pseudo_channel, channel, bank_group, column:3, column:3, bank, row]\n");
   const config::ConfigDiagnostic* d = find_key(e, "hbm.mapping.fields");
   ASSERT_NE(d, nullptr) << e.what();
   EXPECT_NE(d->message.find("column"), std::string::npos) << d->message;
@@ -181,7 +181,8 @@ TEST(HbmConfigErrors, NonPowerOfTwoGeometryWhereTheMappingSplitsIt) {
 }
 
 TEST(HbmConfigErrors, NonPowerOfTwoXorTarget) {
-  const config::ConfigError e = resolve_error("hbm.org.bank_groups: 3\nhbm.org.dies: 6\nhbm.mapping.xor: [bank_group^row]\n");
+  const config::ConfigError e =
+      resolve_error("hbm.org.bank_groups: 3\nhbm.org.dies: 6\nhbm.mapping.xor: [bank_group^row]\n");
   ASSERT_NE(find_key(e, "hbm.org.bank_groups"), nullptr) << e.what();
 }
 

@@ -1,10 +1,10 @@
 // FastDram's bulk transfers: charged per pseudo-channel (the whole groups at once, exactly as
 // their accesses one by one would be on the data bus), activations from the address mapping,
 // and the write switch term paid only while reads are in flight.
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "fast_dram_harness.hpp"
 #include "sohusim/memory/fast_dram.hpp"

@@ -1,9 +1,9 @@
 // FastDram and bad input: accesses out of range or misaligned, time running backwards, and
 // calibrations out of range, each with its message.
-#include <gtest/gtest.h>
-
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "fast_dram_harness.hpp"
 #include "sohusim/counters/registry.hpp"

@@ -1,9 +1,9 @@
 // FastDram's queues: FCFS serving in arrival order where FR-FCFS overlaps, and
 // back-pressure, a refused owner woken when its queue has room again.
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "fast_dram_harness.hpp"
 #include "sohusim/memory/fast_dram.hpp"

@@ -1,10 +1,10 @@
 // FastDram's row and bank terms, to the cycle: an unloaded miss and hit, the adaptive page
 // policy, a conflict waiting for its bank to precharge, activations spaced by the ACT gap,
 // and hits of one bank following each other by tCCD_L.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdint>
+
+#include <gtest/gtest.h>
 
 #include "fast_dram_harness.hpp"
 #include "sohusim/memory/fast_dram.hpp"

@@ -3,8 +3,6 @@
 // configuration; their bandwidths must differ by at most 10 %. Both figures are printed, so
 // the table in docs/memory-frontend.md can be refreshed from a test log. The patterns the
 // fast model is known to miss by more are listed there ("Known gaps"), not here.
-#include <gtest/gtest.h>
-
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +11,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hbm_test_support.hpp"
 #include "pattern_harness.hpp"

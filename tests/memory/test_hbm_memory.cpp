@@ -2,8 +2,6 @@
 // responses, back-pressure, both protocols, data modes, event-driven sleeping, stats and
 // the bandwidth track; first against a backend whose timing is known exactly, then with
 // the real models.
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <deque>
 #include <fstream>
@@ -11,6 +9,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hbm_test_support.hpp"
 #include "sim/systemc_test_support.hpp"

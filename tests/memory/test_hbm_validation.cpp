@@ -1,12 +1,11 @@
-// Validation of the detailed model against public figures (docs/validation.md, "HBM detailed model"; sources in docs/sources.md):
-// HBM3-6400, one stack, 32-byte reads, default mapping. Ramulator 2.1 reports 88.4 % /
-// 98.7 % of 819.2 GB/s streaming (all-bank refresh / none) and 28.2 % / 31.4 % uniform
-// random. The bounds are the issue's; the measured numbers are printed and recorded
-// (docs/validation.md lists them).
-#include <gtest/gtest.h>
-
+// Validation of the detailed model against public figures (docs/validation.md, "HBM detailed model"; sources in
+// docs/sources.md): HBM3-6400, one stack, 32-byte reads, default mapping. Ramulator 2.1 reports 88.4 % / 98.7 % of
+// 819.2 GB/s streaming (all-bank refresh / none) and 28.2 % / 31.4 % uniform random. The bounds are the issue's; the
+// measured numbers are printed and recorded (docs/validation.md lists them).
 #include <cstdio>
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "hbm_test_support.hpp"
 
@@ -25,7 +24,9 @@ RunResult run(const std::vector<std::string>& sets, std::uint64_t n,
   return run_pattern(*mem, n, pattern(*mem));
 }
 
-std::function<std::uint64_t()> stream(const DramSystem&) { return stream_from(0, 32); }
+std::function<std::uint64_t()> stream(const DramSystem&) {
+  return stream_from(0, 32);
+}
 
 std::function<std::uint64_t()> uniform_random(const DramSystem& mem) {
   auto rng = std::make_shared<std::mt19937_64>(12345);
@@ -48,9 +49,8 @@ std::function<std::uint64_t()> random_2k_blocks(const DramSystem& mem) {
 }
 
 RunResult report(const char* what, const RunResult& r) {
-  std::printf("[ hbm ] %-40s %7.2f %% of peak  %8.1f GB/s  (%llu requests, %llu cycles)\n", what,
-              100.0 * r.efficiency, r.bandwidth_gbps, static_cast<unsigned long long>(r.requests),
-              static_cast<unsigned long long>(r.cycles));
+  std::printf("[ hbm ] %-40s %7.2f %% of peak  %8.1f GB/s  (%llu requests, %llu cycles)\n", what, 100.0 * r.efficiency,
+              r.bandwidth_gbps, static_cast<unsigned long long>(r.requests), static_cast<unsigned long long>(r.cycles));
   ::testing::Test::RecordProperty(what, std::to_string(100.0 * r.efficiency));
   return r;
 }
@@ -71,8 +71,7 @@ TEST(HbmValidation, StreamWithoutRefresh) {
 }
 
 TEST(HbmValidation, StreamWithPerBankRefresh) {
-  const RunResult r =
-      report("stream, per-bank refresh", run({"hbm.controller.refresh=perbank"}, kStream, stream));
+  const RunResult r = report("stream, per-bank refresh", run({"hbm.controller.refresh=perbank"}, kStream, stream));
   EXPECT_GE(r.efficiency, 0.85);
 }
 

@@ -1,7 +1,7 @@
 // Host DDR5 memory: channel timing and its TLM target.
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "sim/systemc_test_support.hpp"
 #include "sohusim/counters/registry.hpp"

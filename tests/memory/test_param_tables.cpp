@@ -1,9 +1,9 @@
 // The parameter tables (config::ParamTable) of memory/: each struct's defaults are its
 // schema's, the schema declares every row as the row states it, and loading fills every
 // member a row names.
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "hbm_test_support.hpp"
 #include "sohusim/config/param_table.hpp"

@@ -2,14 +2,14 @@
 // detailed controller chooses it (PerBankRefresh::choose_target): the next bank in round
 // robin not yet refreshed in this round and with nothing queued, else the first not yet
 // refreshed.
-#include "sohusim/memory/perbank_refresh_plan.hpp"
-
-#include <gtest/gtest.h>
-
 #include <set>
 #include <stdexcept>
 #include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/memory/perbank_refresh_plan.hpp"
 
 namespace sohusim::memory {
 namespace {

@@ -1,8 +1,8 @@
 // The SRAM scratchpad: bank/port timing, conflicts, and its TLM target.
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "sim/systemc_test_support.hpp"
 #include "sohusim/counters/registry.hpp"

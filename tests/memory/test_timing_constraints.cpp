@@ -3,12 +3,12 @@
 // is exactly the constraint (and that one cycle earlier is illegal). Expectations are
 // written from the named timings here, not read back from the table, and every case
 // names the table rows it exercises; a final check asserts every row was exercised.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hbm_test_support.hpp"
 #include "sohusim/memory/channel_timing.hpp"
@@ -23,10 +23,14 @@ enum class Relation { SameBank, SameGroupOtherBank, OtherGroup, OtherPcSameChann
 
 const char* relation_name(Relation r) {
   switch (r) {
-    case Relation::SameBank: return "same bank";
-    case Relation::SameGroupOtherBank: return "same bank group, other bank";
-    case Relation::OtherGroup: return "other bank group";
-    case Relation::OtherPcSameChannel: return "other pseudo-channel of the channel";
+    case Relation::SameBank:
+      return "same bank";
+    case Relation::SameGroupOtherBank:
+      return "same bank group, other bank";
+    case Relation::OtherGroup:
+      return "other bank group";
+    case Relation::OtherPcSameChannel:
+      return "other pseudo-channel of the channel";
   }
   return "?";
 }
@@ -111,14 +115,20 @@ std::vector<Case> cases(const DramTimings& t) {
   };
 }
 
-BankCoord first_bank(const ChannelTiming& ct) { return ct.coord(0, 0, 1, 1); }
+BankCoord first_bank(const ChannelTiming& ct) {
+  return ct.coord(0, 0, 1, 1);
+}
 
 BankCoord second_bank(const ChannelTiming& ct, Relation r) {
   switch (r) {
-    case Relation::SameBank: return ct.coord(0, 0, 1, 1);
-    case Relation::SameGroupOtherBank: return ct.coord(0, 0, 1, 2);
-    case Relation::OtherGroup: return ct.coord(0, 0, 3, 1);
-    case Relation::OtherPcSameChannel: return ct.coord(1, 0, 1, 1);
+    case Relation::SameBank:
+      return ct.coord(0, 0, 1, 1);
+    case Relation::SameGroupOtherBank:
+      return ct.coord(0, 0, 1, 2);
+    case Relation::OtherGroup:
+      return ct.coord(0, 0, 3, 1);
+    case Relation::OtherPcSameChannel:
+      return ct.coord(1, 0, 1, 1);
   }
   return {};
 }

@@ -70,6 +70,8 @@ struct LinkBench {
   double count(const std::string& name) const { return registry.find(name)->value(); }
 };
 
-inline double now_ns() { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
+inline double now_ns() {
+  return sc_core::sc_time_stamp().to_seconds() * 1e9;
+}
 
 }  // namespace sohusim::pcie::test

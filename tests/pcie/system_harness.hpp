@@ -10,9 +10,9 @@
 #include <memory>
 #include <vector>
 
+#include <systemc>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
-#include <systemc>
 
 #include "link_harness.hpp"
 #include "sohusim/counters/registry.hpp"

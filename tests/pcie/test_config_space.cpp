@@ -1,8 +1,8 @@
 // Config space, BARs, the capability walk, AER, PM and FLR of a PCIe endpoint function.
-#include <gtest/gtest.h>
-
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/pcie/config_space.hpp"
 #include "sohusim/pcie/pcie_function.hpp"
@@ -42,9 +42,9 @@ void expect_invalid(F&& f, std::initializer_list<const char*> parts) {
 
 TEST(PcieConfigSpace, AttributesRoRwRw1c) {
   ConfigSpace cs;
-  cs.define(0x40, 4, 0x12345678);                          // RO
-  cs.define(0x44, 4, 0, 0x0000FFFF);                       // low half RW
-  cs.define(0x48, 2, 0, 0x00FF, 0xFF00);                   // low byte RW, high byte RW1C
+  cs.define(0x40, 4, 0x12345678);         // RO
+  cs.define(0x44, 4, 0, 0x0000FFFF);      // low half RW
+  cs.define(0x48, 2, 0, 0x00FF, 0xFF00);  // low byte RW, high byte RW1C
   cs.write(0x40, 4, 0xFFFFFFFF);
   EXPECT_EQ(cs.read(0x40, 4), 0x12345678u) << "read-only write ignored";
   cs.write(0x44, 4, 0xAAAA5555);
@@ -157,11 +157,17 @@ TEST(PcieBar, BadSpecsNameTheBar) {
     s.bars = std::move(bars);
     return s;
   };
-  expect_invalid([&] { PcieFunction f(0x100, with_bars({BarSpec{0, 3000, false, false}})); },
-                 {"bars", "BAR 0", "3000", "power of two"});
+  expect_invalid(
+      [&] {
+        PcieFunction f(0x100, with_bars({BarSpec{0, 3000, false, false}}));
+      },
+      {"bars", "BAR 0", "3000", "power of two"});
   expect_invalid([&] { PcieFunction f(0x100, with_bars({BarSpec{5, 4096, true, false}})); }, {"BAR 5", "64-bit"});
-  expect_invalid([&] { PcieFunction f(0x100, with_bars({BarSpec{0, 4096, true, false}, BarSpec{1, 4096, false, false}})); },
-                 {"BAR 1", "slot 1"});
+  expect_invalid(
+      [&] {
+        PcieFunction f(0x100, with_bars({BarSpec{0, 4096, true, false}, BarSpec{1, 4096, false, false}}));
+      },
+      {"BAR 1", "slot 1"});
   expect_invalid([&] { PcieFunction f(0x100, with_bars({BarSpec{3, 8, false, false}})); }, {"BAR 3", "minimum"});
   expect_invalid([&] { PcieFunction f(0x100, with_bars({BarSpec{2, 4 * GiB, false, false}})); }, {"BAR 2", "64-bit"});
   expect_invalid([&] { PcieFunction f(0x100, with_bars({BarSpec{6, 4096, false, false}})); }, {"BAR 6"});
@@ -294,8 +300,14 @@ TEST(PcieFunctionSpecCheck, BadValuesNameTheField) {
                  {"l1_exit_latency"});
   expect_invalid([&] { PcieFunction f(0x100, with([](PcieFunctionSpec& s) { s.ids.vendor_id = 0xFFFF; })); },
                  {"ids.vendor_id"});
-  expect_invalid([&] { PcieFunction f(0x100, with([](PcieFunctionSpec& s) { s.msix->table_bar = 4; s.msix->pba_bar = 4; })); },
-                 {"msix.table_offset", "BAR 4"});
+  expect_invalid(
+      [&] {
+        PcieFunction f(0x100, with([](PcieFunctionSpec& s) {
+                         s.msix->table_bar = 4;
+                         s.msix->pba_bar = 4;
+                       }));
+      },
+      {"msix.table_offset", "BAR 4"});
   expect_invalid([&] { PcieFunction f(0x100, with([](PcieFunctionSpec& s) { s.msix->table_bar = 1; })); },
                  {"msix.table_bar", "BAR 1", "does not exist"});
 }

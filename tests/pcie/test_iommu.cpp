@@ -1,11 +1,11 @@
 // IOMMU: translation through 4-level page tables, superpages, the IOTLB, the
 // paging-structure caches, faults and their log, VF isolation, bad input, counters.
 // Plain C++ (no SystemC).
-#include <gtest/gtest.h>
-
 #include <array>
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/pcie/iommu.hpp"

@@ -1,9 +1,9 @@
 // Link and transaction-layer behaviour: reads and their completion splitting, the tag
 // limit, credits, bit errors and replay, ASPM power states, completion timeouts, UR,
 // poisoned data, and data integrity through the segmentation.
-#include <gtest/gtest.h>
-
 #include <numeric>
+
+#include <gtest/gtest.h>
 
 #include "link_harness.hpp"
 #include "sim/systemc_test_support.hpp"
@@ -79,7 +79,7 @@ SOHUSIM_SYSTEMC_TEST(LinkReads, Mrrs512CompletionsAtRcb64LandLower) {
 
 SOHUSIM_SYSTEMC_TEST(LinkReads, TooFewTagsMakeReadsLatencyBound) {
   LinkParams p = gen3x16();
-  p.tag_bits = 5;  // 32 tags
+  p.tag_bits = 5;                           // 32 tags
   const std::uint64_t host_ps = 2'000'000;  // 2 us host memory latency
   const double got = read_gbps(p, 4u << 20, host_ps, false);
   // Round trip of one request: MRd on the wire, propagation both ways, memory, completer

@@ -1,9 +1,9 @@
 // Link throughput against the pcie-bench accounting (docs/validation.md; sources in docs/sources.md): the closed
 // form, the TLP-by-TLP model and the bulk path, for writes, reads and tag-limited reads.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstdio>
+
+#include <gtest/gtest.h>
 
 #include "link_harness.hpp"
 #include "sim/systemc_test_support.hpp"
@@ -27,7 +27,9 @@ struct Figure {
   std::uint32_t mps;
   double gbps;  // GB/s, pcie-bench model, x16, 3DW, large posted writes
 };
-void PrintTo(const Figure& f, std::ostream* os) { *os << "Gen" << f.gen << " x16 MPS " << f.mps; }
+void PrintTo(const Figure& f, std::ostream* os) {
+  *os << "Gen" << f.gen << " x16 MPS " << f.mps;
+}
 constexpr Figure kFigures[] = {{3, 128, 12.08}, {3, 256, 13.18}, {3, 512, 13.79}, {4, 128, 24.15}, {4, 256, 26.37},
                                {4, 512, 27.58}, {5, 128, 48.30}, {5, 256, 52.73}, {5, 512, 55.16}};
 

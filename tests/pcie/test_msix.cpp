@@ -1,8 +1,8 @@
 // MSI-X: capability fields, the table and PBA over MMIO, masks, pending bits, delivery.
-#include <gtest/gtest.h>
-
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/pcie/pcie_function.hpp"
 

@@ -3,10 +3,10 @@
 // interrupt controller, DMA through the IOMMU (mapped, faulting, VF isolation), the
 // reentrancy guard, UR with AER, FLR, D3hot, NUMA placement, and the read rate of a large
 // pinned buffer through the IOMMU.
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <numeric>
+
+#include <gtest/gtest.h>
 
 #include "sim/systemc_test_support.hpp"
 #include "system_harness.hpp"

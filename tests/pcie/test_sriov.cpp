@@ -1,9 +1,9 @@
 // SR-IOV: the capability registers, VFs appearing and disappearing, their routing IDs, BAR
 // windows and independent MSI-X, FLR, and bad specs.
-#include <gtest/gtest.h>
-
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/pcie/pcie_function.hpp"
 
@@ -140,7 +140,7 @@ TEST_F(SriovFixture, EnableCreatesVfsWithRidsAndDisableRemovesThem) {
 TEST_F(SriovFixture, VfBarWindowsAndDecode) {
   const unsigned b0 = sr + Sriov::kVfBar0;
   pf.config_write(b0, 4, 0x00000000);
-  pf.config_write(b0 + 4, 4, 0x2);      // VF BAR0 at 0x2_0000_0000
+  pf.config_write(b0 + 4, 4, 0x2);         // VF BAR0 at 0x2_0000_0000
   pf.config_write(b0 + 8, 4, 0xC0000000);  // VF BAR2 at 0xC000_0000
   pf.config_write(cfg::kBar0, 4, 0xF0000000);
   pf.config_write(cfg::kCommand, 2, cfg::kCmdMemorySpace);
@@ -218,7 +218,8 @@ TEST_F(SriovFixture, VfFlrResetsOnlyThatVf) {
   vf0.set_reset_callback([&](PcieFunction&, ResetKind) { ++resets; });
   const unsigned p = vf0.pcie_cap_offset();
   EXPECT_NE(vf0.config_read(p + cfg::kExpDevCap, 4) & cfg::kDevCapFlr, 0u) << "VFs must support FLR";
-  const auto r = vf0.config_write(p + cfg::kExpDevCtl, 2, vf0.config_read(p + cfg::kExpDevCtl, 2) | cfg::kDevCtlInitiateFlr);
+  const auto r =
+      vf0.config_write(p + cfg::kExpDevCtl, 2, vf0.config_read(p + cfg::kExpDevCtl, 2) | cfg::kDevCtlInitiateFlr);
   EXPECT_TRUE(r.flr);
   EXPECT_EQ(resets, 1);
   EXPECT_FALSE(vf0.bus_master_enabled());
@@ -269,7 +270,11 @@ TEST(SriovSpecCheck, BadSpecsNameTheField) {
     }
   };
   // 256 VFs from bus 0xff: the last routing ID would be 0x10003.
-  expect_msg(make_rid(0xff, 0, 0), [](SriovSpec& v) { v.total_vfs = 256; v.vf_stride = 1; },
+  expect_msg(make_rid(0xff, 0, 0),
+             [](SriovSpec& v) {
+               v.total_vfs = 256;
+               v.vf_stride = 1;
+             },
              {"sriov.total_vfs", "256", "routing-ID"});
   expect_msg(kPfRid, [](SriovSpec& v) { v.total_vfs = 0; }, {"sriov.total_vfs"});
   expect_msg(kPfRid, [](SriovSpec& v) { v.first_vf_offset = 0; }, {"sriov.first_vf_offset"});

@@ -5,15 +5,16 @@
 // trace as "dev0 captured (host0 clock)", each command within 100 ns of the command
 // processor's own slice of it (the ground truth, on the same axis), and carrying its error.
 // The device's raw stamps, on the same axis, would be 1.19 s off.
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include "counters/perfetto_decode_support.hpp"
 #include "platform/platform_test_support.hpp"

@@ -6,9 +6,6 @@
 // the host network. The checks then compare the fitted mappings with the true clocks
 // (TimestampCounter::device_ns, HostClock::true_ns at simulated time) over a 1 s run.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include "platform/platform_test_support.hpp"
-#include "sim/systemc_test_support.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,22 +14,24 @@
 #include <string>
 #include <vector>
 
-#include "sohusim/profiler/clock_sync.hpp"
+#include "platform/platform_test_support.hpp"
+#include "sim/systemc_test_support.hpp"
+#include "sohusim/device/units/timestamp_counter.hpp"
 #include "sohusim/driver/clock_sampler.hpp"
 #include "sohusim/driver/device.hpp"
 #include "sohusim/host/host_clock.hpp"
-#include "sohusim/device/units/timestamp_counter.hpp"
 #include "sohusim/platform/profiling/clock_ping.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/platform/system_spec.hpp"
+#include "sohusim/profiler/clock_sync.hpp"
 
 namespace sohusim::platform::test {
 namespace {
 
+using driver::DeviceAccess;
 using profiler::ClockFit;
 using profiler::ClockSync;
-using driver::DeviceAccess;
 
 std::string system_file() {
   return std::string(SOHUSIM_SOURCE_DIR) + "/tests/platform/clock-sync-2h.yaml";

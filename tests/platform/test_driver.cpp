@@ -6,15 +6,14 @@
 // device) and "test-2" (one host, two devices). Each test runs in a forked child with a
 // fresh SystemC kernel (sim/systemc_test_support.hpp).
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include "platform/platform_test_support.hpp"
-#include "sim/systemc_test_support.hpp"
-
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "platform/platform_test_support.hpp"
+#include "sim/systemc_test_support.hpp"
 #include "sohusim/driver/device.hpp"
 #include "sohusim/driver/runtime.hpp"
 #include "sohusim/platform/sim_device_access.hpp"

@@ -1,13 +1,13 @@
 // End to end: a transformer request through the runtime, driver, PCIe and the devices, in
 // functional mode against the CPU reference (workloads/reference.hpp), and in timing mode
 // against first principles.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"

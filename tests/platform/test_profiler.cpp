@@ -3,18 +3,18 @@
 // after each latency-bound, a weight upload PCIe-bound, an all-reduce over slow links
 // interconnect-bound. The profile comes from build_run_profile (ops from the device's
 // stamps, windows from the counter sampler) and the verdicts from profiler::analyze.
-#include <gtest/gtest.h>
-
 #include <sstream>
 
+#include <gtest/gtest.h>
+
 #include "platform_test_support.hpp"
-#include "sohusim/profiler/analysis.hpp"
 #include "sohusim/platform/host_agent.hpp"
 #include "sohusim/platform/profiling/command_profile.hpp"
 #include "sohusim/platform/profiling/profile_sampler.hpp"
 #include "sohusim/platform/profiling/run_profile.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
+#include "sohusim/profiler/analysis.hpp"
 #include "sohusim/workloads/model_config.hpp"
 #include "sohusim/workloads/scenario.hpp"
 

@@ -5,9 +5,6 @@
 // registry's counters, the driver's and the device's trace slices, and the true clocks.
 // docs/profiler.md, "Capture through the driver".
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,22 +15,25 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"
-#include "sohusim/profiler/clock_sync.hpp"
 #include "sohusim/counters/distribution.hpp"
-#include "sohusim/profiler/profile.hpp"
 #include "sohusim/counters/registry.hpp"
+#include "sohusim/device/units/timestamp_counter.hpp"
 #include "sohusim/driver/clock_sampler.hpp"
 #include "sohusim/driver/device.hpp"
 #include "sohusim/driver/runtime.hpp"
 #include "sohusim/driver/trace_capture.hpp"
 #include "sohusim/host/host_clock.hpp"
-#include "sohusim/device/units/timestamp_counter.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
+#include "sohusim/profiler/clock_sync.hpp"
+#include "sohusim/profiler/profile.hpp"
 #include "sohusim/workloads/model_config.hpp"
 #include "sohusim/workloads/scenario.hpp"
 

@@ -1,8 +1,8 @@
 // The platform layer: system files, System assembly (hosts, devices on their own root ports,
 // chip-to-chip links, host network) and SimDeviceAccess as the driver's view of a host.
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "platform/platform_test_support.hpp"
 #include "sim/systemc_test_support.hpp"

@@ -6,9 +6,6 @@
 // call made. The tiny model in timing mode on `test-2`
 // (two devices, tensor parallel: all-reduces across the chip-to-chip link), trace in Chrome
 // JSON.
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "platform/platform_test_support.hpp"

@@ -6,9 +6,6 @@
 // The trace is decoded with protobuf (perfetto_decode_support.hpp) and the flows are joined
 // the way trace_processor joins TrackEvent flow ids: in timestamp order, a new id begins, a
 // known id steps, a terminating id ends.
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -16,6 +13,10 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include "counters/perfetto_decode_support.hpp"
 #include "platform/platform_test_support.hpp"

@@ -5,18 +5,17 @@
 // goes through the driver over the simulated platform (functional data mode, so device
 // memory holds the bytes that the checks read back). Each test runs in a forked child.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include "platform/platform_test_support.hpp"
-#include "sim/systemc_test_support.hpp"
-
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "platform/platform_test_support.hpp"
+#include "sim/systemc_test_support.hpp"
 #include "sohusim/driver/command.hpp"
 #include "sohusim/driver/device.hpp"
 #include "sohusim/driver/errors.hpp"
-#include "sohusim/platform/host_system.hpp"
 #include "sohusim/pcie/iommu.hpp"
+#include "sohusim/platform/host_system.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
 #include "sohusim/regmap/sohu_regs.h"

@@ -7,18 +7,17 @@
 // device's side: test_vf_device.cpp checks that side further).
 // Each SystemC test runs in a forked child (sim/systemc_test_support.hpp).
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include "platform/platform_test_support.hpp"
-#include "sim/systemc_test_support.hpp"
-
 #include <cstring>
 #include <functional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "platform/platform_test_support.hpp"
+#include "sim/systemc_test_support.hpp"
 #include "sohusim/driver/device.hpp"
-#include "sohusim/platform/host_system.hpp"
 #include "sohusim/pcie/iommu.hpp"
+#include "sohusim/platform/host_system.hpp"
 #include "sohusim/platform/sim_device_access.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"

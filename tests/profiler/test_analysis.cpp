@@ -1,8 +1,8 @@
 // Bottleneck analysis on hand-built profiles whose answer is known: speed of light,
 // roofline, verdicts, the critical path and its gaps, the detectors.
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/profiler/analysis.hpp"
 

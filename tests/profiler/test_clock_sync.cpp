@@ -2,14 +2,14 @@
 // the remote one runs at 1 + drift from its own offset. Samples carry read jitter and
 // delays on one leg of the round trip (asymmetric outliers), drawn from a seeded generator
 // (mt19937_64's raw output is specified by the standard: the same numbers everywhere).
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/profiler/clock_sync.hpp"
 

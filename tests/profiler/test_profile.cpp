@@ -1,8 +1,8 @@
 // RunProfile's JSON: a round trip keeps everything; bad input gets an error naming the
 // source, the JSON path and what was wrong.
-#include <gtest/gtest.h>
-
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/profiler/profile.hpp"
 

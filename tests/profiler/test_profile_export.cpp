@@ -1,14 +1,14 @@
 // The DOT and CSV exports: nodes and edges, the critical path in red, collapsing big graphs,
 // escaping, the CSV's header, rows and quoting, determinism. tests/tools/render_report.py lays
 // the DOT out with Graphviz for real.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "profiler/example_profile_support.hpp"
 #include "sohusim/profiler/profile_export.hpp"

@@ -2,13 +2,13 @@
 // timeline, bounded size with many ops, "no data" when empty, determinism. The profile and
 // analysis are built by hand (example_profile_support.hpp); tests/tools/render_report.py
 // renders the same report in a real browser.
-#include <gtest/gtest.h>
-
 #include <cctype>
 #include <cstddef>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "profiler/example_profile_support.hpp"
 #include "sohusim/profiler/report_html.hpp"

@@ -30,20 +30,6 @@
 // at 1 ps, which is what every child needs anyway.
 #pragma once
 
-#include <gtest/gtest.h>
-
-#include <pthread.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include "sohusim/sim/correlation_extension.hpp"
-#include "sohusim/sim/sim_time.hpp"
-
-#include <tlm_utils/simple_initiator_socket.h>
-#include <systemc>
-#include <tlm>
-
 #include <cerrno>
 #include <csignal>
 #include <cstddef>
@@ -56,6 +42,19 @@
 #include <iostream>
 #include <utility>
 #include <vector>
+
+#include <pthread.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "sohusim/sim/correlation_extension.hpp"
+#include "sohusim/sim/sim_time.hpp"
 
 // libsystemc.so contains a main() that calls sc_main(), so every program linked with it
 // must define sc_main. Which main() runs then depends on link order: gtest_main's when its

@@ -2,14 +2,6 @@
 // targets plus a scripted approximately-timed target that exercises the phases a
 // SparseMemory (served by simple_target_socket's nb->b conversion) never uses.
 // Every test builds its own bench in its own SystemC kernel (systemc_test_support.hpp).
-#include "sohusim/sim/address_router.hpp"
-#include "sohusim/sim/correlation_extension.hpp"
-#include "sohusim/sim/memory_manager.hpp"
-#include "sohusim/sim/sparse_memory.hpp"
-#include "systemc_test_support.hpp"
-
-#include <gtest/gtest.h>
-
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -18,6 +10,14 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/sim/address_router.hpp"
+#include "sohusim/sim/correlation_extension.hpp"
+#include "sohusim/sim/memory_manager.hpp"
+#include "sohusim/sim/sparse_memory.hpp"
+#include "systemc_test_support.hpp"
 
 namespace {
 

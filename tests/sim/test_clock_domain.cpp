@@ -1,11 +1,5 @@
 // Clock domains and simulated-time helpers: edge arithmetic, rounding, the registry.
 // Pure sc_time arithmetic, no kernel elaboration, so these run in the test process itself.
-#include "sohusim/sim/clock_domain.hpp"
-#include "sohusim/sim/sim_time.hpp"
-#include "systemc_test_support.hpp"
-
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -13,6 +7,12 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/sim/clock_domain.hpp"
+#include "sohusim/sim/sim_time.hpp"
+#include "systemc_test_support.hpp"
 
 namespace {
 

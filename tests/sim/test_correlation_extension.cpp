@@ -1,14 +1,14 @@
 // CorrelationExtension: attach, read, copy across hops, and no stale ids after recycling.
 // (That the id survives a trip through the AddressRouter is checked in
 // test_address_router.cpp, with a target that records what it receives.)
-#include "sohusim/sim/correlation_extension.hpp"
-#include "sohusim/sim/memory_manager.hpp"
-
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <optional>
 #include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/sim/correlation_extension.hpp"
+#include "sohusim/sim/memory_manager.hpp"
 
 namespace {
 

@@ -1,14 +1,14 @@
 // MemoryManager: reuse, reference counting, clean recycling, shutdown with payloads in flight.
 // Payload bookkeeping needs no kernel, so these run in the test process itself; leaks and
 // use-after-free are caught by the sanitizer build.
-#include "sohusim/sim/memory_manager.hpp"
-
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/sim/memory_manager.hpp"
 
 namespace {
 

@@ -1,10 +1,5 @@
 // SparseStore (plain C++, in the test process) and SparseMemory (a TLM target, each test in
 // its own SystemC kernel, see systemc_test_support.hpp).
-#include "sohusim/sim/sparse_memory.hpp"
-#include "systemc_test_support.hpp"
-
-#include <gtest/gtest.h>
-
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +8,11 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sohusim/sim/sparse_memory.hpp"
+#include "systemc_test_support.hpp"
 
 namespace {
 

@@ -2,12 +2,12 @@
 // which peer, how much, under which tags; that every byte a rank sends is received by the
 // peer it names with the same tag and length; the mesh's choice by message size; the
 // "does not fit" error.
-#include <gtest/gtest.h>
-
 #include <map>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/workloads/compiler.hpp"

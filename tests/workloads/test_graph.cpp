@@ -1,11 +1,11 @@
 // The operator graph: op sequence and shapes for decode and prefill, tensor parallel shapes,
 // tensor naming consistency, and the cost totals against 2 x parameters x tokens.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <set>
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/workloads/graph.hpp"
 

@@ -3,12 +3,12 @@
 // Reference. This is what the compiler will do on the device, so it pins the graph's
 // conventions: position-major rows, KV cache rows and offsets, fused residuals, row-split
 // biases on rank 0, the gate_up layout, the all-reduces, the padded LM head.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/workloads/reference.hpp"
 

@@ -1,10 +1,10 @@
 // The paged KV cache's bookkeeping: blocks, tables, watermark, growth, preemption and swap.
-#include <gtest/gtest.h>
-
 #include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/workloads/kv_block_manager.hpp"

@@ -1,14 +1,14 @@
 // Model configs: the shipped HuggingFace config.json files load with their published
 // numbers, lookup by name and by path, and every bad input is refused with a message that
 // names the key and the numbers.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/workloads/model_config.hpp"
 

@@ -1,11 +1,11 @@
 // CPU reference forward pass: the ops' conventions (the device kernels'), rounding,
 // determinism, and the KV cache (decode after prefill == prefill of the longer prompt).
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/workloads/reference.hpp"
 

@@ -1,6 +1,4 @@
 // Request streams: arrival processes, length distributions, closed loops and trace files.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +9,8 @@
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/workloads/request_stream.hpp"
 

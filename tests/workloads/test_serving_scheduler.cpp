@@ -1,12 +1,11 @@
 // The serving scheduler and loop with a formula for a step's cost: batching policies,
 // preemption under KV pressure, rejections, closed loops, and the metrics.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "sohusim/counters/registry.hpp"

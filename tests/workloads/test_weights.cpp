@@ -1,8 +1,8 @@
 // Synthetic weights: the documented generator, determinism, ranges, and the per-rank slices.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "sohusim/workloads/weights.hpp"
 

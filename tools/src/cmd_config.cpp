@@ -39,16 +39,26 @@ int run_check(const GlobalOptions& global, const CheckOptions& o) {
 std::string type_name(const config::ParamSpec& p) {
   using T = config::ParamType;
   switch (p.type) {
-    case T::Bool: return "bool";
-    case T::Int: return "int";
-    case T::UInt: return "uint";
-    case T::Real: return "real";
-    case T::String: return "string";
-    case T::Enum: return "enum";
-    case T::Quantity: return std::string(config::dimension_name(p.dimension));
-    case T::StringList: return "list of strings";
-    case T::IntList: return "list of ints";
-    case T::SectionList: return "list of sections";
+    case T::Bool:
+      return "bool";
+    case T::Int:
+      return "int";
+    case T::UInt:
+      return "uint";
+    case T::Real:
+      return "real";
+    case T::String:
+      return "string";
+    case T::Enum:
+      return "enum";
+    case T::Quantity:
+      return std::string(config::dimension_name(p.dimension));
+    case T::StringList:
+      return "list of strings";
+    case T::IntList:
+      return "list of ints";
+    case T::SectionList:
+      return "list of sections";
   }
   return "?";
 }
@@ -64,8 +74,8 @@ int run_schema(bool markdown) {
       std::cout << "| `" << p.key << "` | " << type_name(p) << " | `" << def << "` | " << p.allowed() << " | "
                 << p.description << " |\n";
     } else {
-      std::cout << std::left << std::setw(34) << p.key << ' ' << std::setw(12) << type_name(p) << ' '
-                << std::setw(14) << def << ' ' << p.description;
+      std::cout << std::left << std::setw(34) << p.key << ' ' << std::setw(12) << type_name(p) << ' ' << std::setw(14)
+                << def << ' ' << p.description;
       if (!p.allowed().empty()) std::cout << " [" << p.allowed() << ']';
       std::cout << '\n';
     }
@@ -80,9 +90,10 @@ void add_config_command(CLI::App& root, const GlobalOptions& global, Action& act
   cmd->require_subcommand(1);
 
   auto opts = std::make_shared<CheckOptions>();
-  auto* check = cmd->add_subcommand(
-      "check", "layer the given presets, files and --set overrides in that order, validate, and print the "
-               "resolved configuration (defaults, units, sources) or every error found");
+  auto* check =
+      cmd->add_subcommand("check",
+                          "layer the given presets, files and --set overrides in that order, validate, and print the "
+                          "resolved configuration (defaults, units, sources) or every error found");
   check->add_option("files", opts->files, "YAML config files, applied in order");
   check->add_option("--preset", opts->presets, "preset name from configs/ applied first (repeatable)");
   check->add_option("--set", opts->sets, "override key.path=value, applied last (repeatable)");

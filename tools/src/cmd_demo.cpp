@@ -18,6 +18,7 @@
 #include "cli.hpp"
 #include "run_outputs.hpp"
 #include "schema_all.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/sampler.hpp"
 #include "sohusim/counters/sampler_trace_sink.hpp"
@@ -25,7 +26,6 @@
 #include "sohusim/counters/trace_writer.hpp"
 #include "sohusim/sim/address_router.hpp"
 #include "sohusim/sim/clock_domain.hpp"
-#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/memory_manager.hpp"
 #include "sohusim/sim/sparse_memory.hpp"
@@ -229,8 +229,9 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
     const double peak = static_cast<double>(n_mem) * cfg.get_quantity("demo.memory.bandwidth");
     std::cout << "sohusim demo: " << n_gen << " generators (" << cfg.get_string("demo.pattern") << ", "
               << pat.request_bytes << " B, " << pat.read_fraction * 100 << "% reads) -> router -> " << n_mem
-              << " memories (" << config::format_quantity(cfg.get_quantity("demo.memory.bandwidth"), Dimension::Bandwidth)
-              << ", " << config::format_quantity(cfg.get_quantity("demo.memory.latency"), Dimension::Time) << ")\n";
+              << " memories ("
+              << config::format_quantity(cfg.get_quantity("demo.memory.bandwidth"), Dimension::Bandwidth) << ", "
+              << config::format_quantity(cfg.get_quantity("demo.memory.latency"), Dimension::Time) << ")\n";
     std::cout << std::fixed << std::setprecision(2);
     std::cout << "  requests          " << static_cast<std::uint64_t>(reqs) << "\n"
               << "  simulated time    " << human_time(sim_s) << "\n"
@@ -243,8 +244,8 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
     for (const std::string& name : sys.clocks.names()) {
       const auto& c = sys.clocks.get(name);
       std::cout << "  " << std::left << std::setw(6) << name << std::right << " clock "
-                << config::format_quantity(c.nominal_frequency_hz(), Dimension::Frequency) << ": " << c.time_to_cycles(end)
-                << " cycles\n";
+                << config::format_quantity(c.nominal_frequency_hz(), Dimension::Frequency) << ": "
+                << c.time_to_cycles(end) << " cycles\n";
     }
     std::cout << "  wall time         " << wall << " s (" << reqs / wall / 1e6 << " M requests/s)\n";
     if (!stats_path.empty()) std::cout << "  stats             " << stats_path << "\n";

@@ -16,10 +16,10 @@
 #include "cli.hpp"
 #include "run_outputs.hpp"
 #include "schema_all.hpp"
+#include "sohusim/config/config.hpp"
+#include "sohusim/device/compute/systolic.hpp"
 #include "sohusim/platform/host_agent.hpp"
 #include "sohusim/platform/host_system.hpp"
-#include "sohusim/device/compute/systolic.hpp"
-#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/sim_time.hpp"
 
@@ -128,9 +128,9 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
           agent.enable();
           agent.create_io_queue(1, 64, 1);
           t0 = sc_core::sc_time_stamp();
-          done =
-              agent.run(1, platform::make_gemm(a, b, c, static_cast<std::uint32_t>(o.m), static_cast<std::uint32_t>(o.k),
-                                             static_cast<std::uint32_t>(o.n), dt, dt));
+          done = agent.run(
+              1, platform::make_gemm(a, b, c, static_cast<std::uint32_t>(o.m), static_cast<std::uint32_t>(o.k),
+                                     static_cast<std::uint32_t>(o.n), dt, dt));
           t1 = sc_core::sc_time_stamp();
           if (done.status != 0)
             failure = std::string("the GEMM completed with status ") +

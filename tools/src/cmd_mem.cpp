@@ -17,16 +17,16 @@
 #include "cli.hpp"
 #include "run_outputs.hpp"
 #include "schema_all.hpp"
+#include "sohusim/config/config.hpp"
+#include "sohusim/config/units.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
 #include "sohusim/counters/trace_writer.hpp"
 #include "sohusim/memory/dram_system.hpp"
 #include "sohusim/memory/hbm_memory.hpp"
 #include "sohusim/memory/load_initiator.hpp"
-#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/memory_manager.hpp"
-#include "sohusim/config/units.hpp"
 
 namespace sohusim::tools {
 

@@ -14,18 +14,20 @@
 #include <iostream>
 #include <memory>
 
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 #include <nlohmann/json.hpp>
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 
 #include "cli.hpp"
 #include "run_outputs.hpp"
 #include "schema_all.hpp"
+#include "sohusim/config/config.hpp"
+#include "sohusim/config/units.hpp"
 #include "sohusim/counters/registry.hpp"
-#include "sohusim/memory/host_dram.hpp"
 #include "sohusim/host/cpu_agent.hpp"
+#include "sohusim/memory/host_dram.hpp"
 #include "sohusim/pcie/interrupt_controller.hpp"
 #include "sohusim/pcie/iommu.hpp"
 #include "sohusim/pcie/pcie_endpoint.hpp"
@@ -34,10 +36,8 @@
 #include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/pcie/root_complex.hpp"
 #include "sohusim/pcie/tlp_capture.hpp"
-#include "sohusim/config/config.hpp"
 #include "sohusim/sim/correlation_extension.hpp"
 #include "sohusim/sim/instrumentation.hpp"
-#include "sohusim/config/units.hpp"
 
 namespace sohusim::tools {
 
@@ -330,9 +330,9 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
               << link_params.max_tags() << " tags; " << o.pattern << ", " << request_bytes << " B requests x "
               << streams << " outstanding\n";
     std::cout << std::fixed << std::setprecision(2);
-    std::cout << "  moved             " << config::format_quantity(static_cast<double>(bytes_done), config::Dimension::Bytes)
-              << " in " << requests_done << " requests" << (errors ? " (" + std::to_string(errors) + " errors)" : "")
-              << "\n"
+    std::cout << "  moved             "
+              << config::format_quantity(static_cast<double>(bytes_done), config::Dimension::Bytes) << " in "
+              << requests_done << " requests" << (errors ? " (" + std::to_string(errors) + " errors)" : "") << "\n"
               << "  simulated time    " << config::format_quantity(sim_s, config::Dimension::Time) << "\n"
               << "  throughput        " << throughput / 1e9 << " GB/s of " << raw / 1e9 << " GB/s raw ("
               << 100 * throughput / raw << "%); accounting model " << model / 1e9 << " GB/s\n"

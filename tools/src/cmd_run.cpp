@@ -1,8 +1,6 @@
 // `sohusim run`: a transformer request on a simulated system, end to end — the runtime and
 // driver on each host, PCIe, the devices, chip-to-chip links and the host network — and its
 // metrics (TTFT, TPOT, tokens/s both ways, utilization, HBM used, energy).
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -12,16 +10,18 @@
 #include <memory>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
 #include "report_outputs.hpp"
-#include "sohusim/profiler/analysis.hpp"
-#include "sohusim/profiler/profile.hpp"
 #include "sohusim/platform/profiling/capture_session.hpp"
 #include "sohusim/platform/profiling/run_profile.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system.hpp"
+#include "sohusim/profiler/analysis.hpp"
+#include "sohusim/profiler/profile.hpp"
 #include "sohusim/workloads/compiler.hpp"
 #include "sohusim/workloads/scenario.hpp"
 

@@ -9,9 +9,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sohusim/config/config.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
-#include "sohusim/config/config.hpp"
 
 namespace sohusim::tools {
 

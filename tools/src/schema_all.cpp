@@ -1,7 +1,7 @@
 #include "schema_all.hpp"
 
-#include "sohusim/memory/memory_schema.hpp"
 #include "sohusim/device/device_schema.hpp"
+#include "sohusim/memory/memory_schema.hpp"
 #include "sohusim/pcie/pcie_schema.hpp"
 #include "sohusim/sim/core_schema.hpp"
 

@@ -1,12 +1,13 @@
 #include "sohusim/device/compute/kernels.hpp"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 namespace sohusim::device {
 namespace {

@@ -1,14 +1,12 @@
 // CommandExecutor's synchronisation and collective commands (command_executor.hpp):
 // SEM_SIGNAL and SEM_WAIT, and COLLECTIVE (SEND, RECV, REDUCE_STEP, GATHER_STEP, ALL_REDUCE)
 // over the chip-to-chip ports, with the inbox where eager messages wait for their receiver.
-#include "sohusim/device/exec/command_executor.hpp"
-
-#include "exec/executor_detail.hpp"
-
 #include <algorithm>
 
+#include "exec/executor_detail.hpp"
 #include "sohusim/device/compute/numerics.hpp"
 #include "sohusim/device/compute/vector_cost.hpp"
+#include "sohusim/device/exec/command_executor.hpp"
 
 namespace sohusim::device {
 

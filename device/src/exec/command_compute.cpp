@@ -2,8 +2,6 @@
 // their operand checks, the run of their tiles on the matrix and vector engines, and in
 // functional mode the computation of their data.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include "sohusim/device/exec/command_executor.hpp"
-
 #include <algorithm>
 #include <cmath>
 
@@ -12,6 +10,7 @@
 #include "sohusim/device/compute/numerics.hpp"
 #include "sohusim/device/compute/systolic.hpp"
 #include "sohusim/device/compute/vector_cost.hpp"
+#include "sohusim/device/exec/command_executor.hpp"
 
 namespace sohusim::device {
 

@@ -4,12 +4,11 @@
 // synchronisation and collectives in command_collectives.cpp, replay in command_replay.cpp.
 #include "sohusim/device/exec/command_executor.hpp"
 
-#include "exec/executor_detail.hpp"
-#include "hex.hpp"
-
 #include <algorithm>
 #include <cstring>
 
+#include "exec/executor_detail.hpp"
+#include "hex.hpp"
 #include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/sim/sim_time.hpp"
 

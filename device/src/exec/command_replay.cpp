@@ -2,14 +2,13 @@
 // (command_replay.hpp).
 #include "sohusim/device/exec/command_replay.hpp"
 
-#include "exec/executor_detail.hpp"
-
 #include <algorithm>
 #include <map>
 #include <optional>
 
 #include <systemc>
 
+#include "exec/executor_detail.hpp"
 #include "sohusim/regmap/sohu_regs.h"
 
 namespace sohusim::device {

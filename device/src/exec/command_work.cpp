@@ -5,8 +5,8 @@
 #include <string>
 
 #include "sohusim/device/compute/dtype.hpp"
-#include "sohusim/device/units/memory_port.hpp"
 #include "sohusim/device/compute/ops.hpp"
+#include "sohusim/device/units/memory_port.hpp"
 #include "sohusim/regmap/sohu_regs.h"
 
 namespace sohusim::device {

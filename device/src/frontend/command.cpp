@@ -1,12 +1,11 @@
 #include "sohusim/device/frontend/command.hpp"
 
-#include "hex.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
 
+#include "hex.hpp"
 #include "sohusim/device/frontend/register_map.hpp"
 #include "sohusim/regmap/sohu_regs.h"
 

@@ -1,11 +1,10 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "sohusim/device/frontend/command_processor.hpp"
 
-#include "hex.hpp"
-
 #include <sstream>
 #include <vector>
 
+#include "hex.hpp"
 #include "sohusim/device/frontend/register_map.hpp"
 #include "sohusim/regmap/sohu_regs.h"
 #include "sohusim/sim/sim_time.hpp"

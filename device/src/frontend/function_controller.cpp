@@ -1,11 +1,10 @@
 #include "sohusim/device/frontend/function_controller.hpp"
 
-#include "hex.hpp"
-
 #include <cstring>
 
 #include <systemc>
 
+#include "hex.hpp"
 #include "sohusim/regmap/sohu_regs.h"
 
 namespace sohusim::device {

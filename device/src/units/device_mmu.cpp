@@ -1,9 +1,9 @@
 #include "sohusim/device/units/device_mmu.hpp"
 
-#include "hex.hpp"
-
 #include <sstream>
 #include <stdexcept>
+
+#include "hex.hpp"
 
 namespace sohusim::device {
 

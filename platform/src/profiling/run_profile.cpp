@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "sohusim/counters/distribution.hpp"
-#include "sohusim/memory/sram.hpp"
 #include "sohusim/device/compute/matrix_engine_params.hpp"
 #include "sohusim/device/sohu_device.hpp"
+#include "sohusim/memory/sram.hpp"
 #include "sohusim/pcie/link_params.hpp"
 #include "sohusim/platform/profiling/command_profile.hpp"
 #include "sohusim/platform/profiling/profile_sampler.hpp"

@@ -28,17 +28,17 @@
 // required keys, failed checks) are all collected by resolve() and thrown together.
 #pragma once
 
-#include "sohusim/config/config_error.hpp"
-#include "sohusim/config/config_schema.hpp"
-
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "sohusim/config/config_error.hpp"
+#include "sohusim/config/config_schema.hpp"
 
 namespace sohusim::config {
 

@@ -41,9 +41,6 @@
 // programming errors and throw std::logic_error at declaration time.
 #pragma once
 
-#include "sohusim/config/config_error.hpp"
-#include "sohusim/config/units.hpp"
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -53,6 +50,9 @@
 #include <string_view>
 #include <variant>
 #include <vector>
+
+#include "sohusim/config/config_error.hpp"
+#include "sohusim/config/units.hpp"
 
 namespace sohusim::config {
 

@@ -22,16 +22,12 @@ namespace sohusim::counters {
 struct DistributionSpec {
   enum class Scale { Linear, Log };
   Scale scale = Scale::Log;
-  double lo = 1.0;       // lower edge of the first bucket (must be > 0 for Log)
-  double hi = 1.0e9;     // upper edge of the last bucket
-  unsigned buckets = 64; // number of regular buckets between lo and hi
+  double lo = 1.0;        // lower edge of the first bucket (must be > 0 for Log)
+  double hi = 1.0e9;      // upper edge of the last bucket
+  unsigned buckets = 64;  // number of regular buckets between lo and hi
 
-  static DistributionSpec linear(double lo, double hi, unsigned buckets) {
-    return {Scale::Linear, lo, hi, buckets};
-  }
-  static DistributionSpec log(double lo, double hi, unsigned buckets) {
-    return {Scale::Log, lo, hi, buckets};
-  }
+  static DistributionSpec linear(double lo, double hi, unsigned buckets) { return {Scale::Linear, lo, hi, buckets}; }
+  static DistributionSpec log(double lo, double hi, unsigned buckets) { return {Scale::Log, lo, hi, buckets}; }
 };
 
 class Distribution final : public Stat {
@@ -51,7 +47,7 @@ class Distribution final : public Stat {
   const DistributionSpec& spec() const { return spec_; }
 
   struct Bucket {
-    double lo, hi;          // -inf / +inf for the under/overflow buckets
+    double lo, hi;  // -inf / +inf for the under/overflow buckets
     std::uint64_t count;
   };
   std::vector<Bucket> buckets() const;  // non-empty buckets, in order

@@ -31,8 +31,7 @@ class Formula final : public Stat {
   // Throws std::invalid_argument naming the formula and the column of a syntax error.
   Formula(std::string name, std::string unit, std::string description, const Registry& registry,
           std::string expression);
-  Formula(std::string name, std::string unit, std::string description,
-          std::function<double()> fn);
+  Formula(std::string name, std::string unit, std::string description, std::function<double()> fn);
   ~Formula() override;
 
   const std::string& expression() const { return expression_; }

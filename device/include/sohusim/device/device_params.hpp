@@ -5,14 +5,14 @@
 #include <cstdint>
 #include <string>
 
+#include "sohusim/config/config.hpp"
+#include "sohusim/device/compute/matrix_engine_params.hpp"
+#include "sohusim/device/compute/vector_cost.hpp"
 #include "sohusim/device/units/c2c_link.hpp"
 #include "sohusim/device/units/device_mmu.hpp"
 #include "sohusim/device/units/dma_engine.hpp"
 #include "sohusim/device/units/energy_model.hpp"
-#include "sohusim/device/compute/matrix_engine_params.hpp"
 #include "sohusim/device/units/timestamp_counter.hpp"
-#include "sohusim/device/compute/vector_cost.hpp"
-#include "sohusim/config/config.hpp"
 
 namespace sohusim::device {
 

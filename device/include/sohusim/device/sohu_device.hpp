@@ -33,10 +33,10 @@
 #include <string>
 #include <vector>
 
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 
 #include "sohusim/config/config.hpp"
 #include "sohusim/device/device_params.hpp"

@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "sohusim/profiler/clock_sync.hpp"
 #include "sohusim/driver/device.hpp"
+#include "sohusim/profiler/clock_sync.hpp"
 
 namespace sohusim::driver {
 

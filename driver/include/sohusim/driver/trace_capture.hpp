@@ -34,10 +34,10 @@
 #include <string>
 #include <vector>
 
-#include "sohusim/profiler/clock_sync.hpp"
-#include "sohusim/profiler/profile.hpp"
 #include "sohusim/driver/device.hpp"
 #include "sohusim/driver/errors.hpp"
+#include "sohusim/profiler/clock_sync.hpp"
+#include "sohusim/profiler/profile.hpp"
 #include "sohusim/regmap/sohu_regs.h"
 
 namespace sohusim::driver {

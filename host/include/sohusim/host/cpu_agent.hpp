@@ -9,9 +9,9 @@
 // Every call blocks the calling SystemC thread for the access's time.
 #include <cstdint>
 
-#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 
 namespace sohusim::host {
 

@@ -59,8 +59,8 @@ class AddressMapping {
  public:
   struct Piece {
     DramLevel level;
-    std::uint32_t bits;     // bits taken from the index; 0 for a mixed-radix digit
-    std::uint64_t count;    // the digit's radix (2^bits, or the level's count)
+    std::uint32_t bits;        // bits taken from the index; 0 for a mixed-radix digit
+    std::uint64_t count;       // the digit's radix (2^bits, or the level's count)
     std::uint32_t dest_shift;  // where the piece lands within the level's value
   };
   struct XorPair {
@@ -87,8 +87,8 @@ class AddressMapping {
   DecodedAddress decode(std::uint64_t addr) const {
     std::uint64_t x = addr >> offset_bits_;
     DecodedAddress d;
-    std::uint32_t* slot[kDramLevelCount] = {&d.stack, &d.channel, &d.pseudo_channel, &d.sid,
-                                            &d.bank_group, &d.bank, &d.row, &d.column};
+    std::uint32_t* slot[kDramLevelCount] = {&d.stack, &d.channel, &d.pseudo_channel, &d.sid, &d.bank_group,
+                                            &d.bank,  &d.row,     &d.column};
     for (const Piece& p : pieces_) {
       std::uint64_t digit;
       if (p.bits > 0 || p.count == 1) {

@@ -94,9 +94,9 @@ class ChannelTiming {
   std::uint32_t banks_per_pc_;
   bool has_act_window_ = false;
 
-  std::vector<Cycle> bank_next_;   // [pc][bank][command]
-  std::vector<Cycle> group_next_;  // [pc][group][command]
-  std::vector<Cycle> pc_next_;     // [pc][command]
+  std::vector<Cycle> bank_next_;     // [pc][bank][command]
+  std::vector<Cycle> group_next_;    // [pc][group][command]
+  std::vector<Cycle> pc_next_;       // [pc][command]
   std::vector<Cycle> channel_next_;  // [command]
 
   // Per pseudo-channel and window rule: a ring of the last `window` issue times of the

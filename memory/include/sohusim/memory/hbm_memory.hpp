@@ -54,10 +54,10 @@
 //   - transport_dbg: moves data without time in functional mode, 0 bytes in timing mode.
 //     No DMI: every access must see the DRAM timing.
 //
-// Data (docs/sim.md, "Fidelity, data mode and determinism"). sim.data_mode functional: bytes go through a sim::SparseStore at
-// the moment a request is accepted, so the memory's contents follow the order in which
-// requests were accepted whatever order the backend serves their accesses in (a read
-// sees every write accepted before it). timing: no store exists; nothing is allocated.
+// Data (docs/sim.md, "Fidelity, data mode and determinism"). sim.data_mode functional: bytes go through a
+// sim::SparseStore at the moment a request is accepted, so the memory's contents follow the order in which requests
+// were accepted whatever order the backend serves their accesses in (a read sees every write accepted before it).
+// timing: no store exists; nothing is allocated.
 //
 // Event-driven. One SC_THREAD. It advances the backend to the current
 // memory cycle, hands it every access it can take, sends due responses, then sleeps until
@@ -82,10 +82,6 @@
 // while the memory is busy (one closing 0 sample when it goes idle; no wake-ups when
 // idle), from the stack's byte counters.
 
-#include <tlm_utils/multi_passthrough_target_socket.h>
-#include <systemc>
-#include <tlm>
-
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -94,8 +90,12 @@
 #include <string>
 #include <vector>
 
-#include "sohusim/memory/memory_backend.hpp"
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
 #include "sohusim/config/config.hpp"
+#include "sohusim/memory/memory_backend.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/sparse_memory.hpp"
 

@@ -21,8 +21,8 @@
 //   configs/x.yaml:7:10: hbm.timing.tRC: must be at least tRAS + tRP (45 + 26); allowed: >= 71
 #include <cstdint>
 
-#include "sohusim/memory/dram_spec.hpp"
 #include "sohusim/config/config_schema.hpp"
+#include "sohusim/memory/dram_spec.hpp"
 
 namespace sohusim::memory {
 

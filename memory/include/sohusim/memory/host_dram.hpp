@@ -32,14 +32,14 @@
 // bytes_written, address_errors, other_errors, latency (ns, distribution), and per channel
 // ch<i>.busy_time (ps the channel spent transferring).
 
-#include <tlm_utils/multi_passthrough_target_socket.h>
-#include <systemc>
-#include <tlm>
-
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "sohusim/config/config.hpp"
 #include "sohusim/memory/host_dram_params.hpp"

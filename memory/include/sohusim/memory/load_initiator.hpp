@@ -22,14 +22,14 @@
 // Stats (under the scope given): requests, reads, writes, bytes_read, bytes_written,
 // errors, read_latency / write_latency (ns, BEGIN_REQ to BEGIN_RESP).
 
-#include <tlm_utils/simple_initiator_socket.h>
-#include <systemc>
-#include <tlm>
-
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/sim/memory_manager.hpp"

@@ -24,10 +24,10 @@ using Cycle = std::uint64_t;
 inline constexpr Cycle kNever = std::numeric_limits<Cycle>::max();
 
 struct MemRequest {
-  std::uint64_t addr = 0;     // byte address within the memory, aligned to access_bytes()
+  std::uint64_t addr = 0;  // byte address within the memory, aligned to access_bytes()
   bool write = false;
-  std::uint64_t id = 0;       // owner's tag, returned on completion
-  Cycle arrival = 0;          // cycle it entered the model (set by enqueue)
+  std::uint64_t id = 0;  // owner's tag, returned on completion
+  Cycle arrival = 0;     // cycle it entered the model (set by enqueue)
 };
 
 class MemoryBackend {
@@ -39,8 +39,8 @@ class MemoryBackend {
   // Geometry and speed.
   virtual std::uint64_t capacity_bytes() const = 0;
   virtual std::uint32_t access_bytes() const = 0;
-  virtual double clock_hz() const = 0;                 // 1 / tCK
-  virtual double peak_bytes_per_second() const = 0;    // all channels, data bus only
+  virtual double clock_hz() const = 0;               // 1 / tCK
+  virtual double peak_bytes_per_second() const = 0;  // all channels, data bus only
 
   // Whether a request to `addr` would find room in its queue now (back-pressure).
   virtual bool can_accept(std::uint64_t addr, bool write) const = 0;
@@ -58,7 +58,7 @@ class MemoryBackend {
   // holds (issue a command, finish a transfer); kNever when it holds none.
   // Refresh alone never keeps an owner awake.
   virtual Cycle next_event() const = 0;
-  virtual std::size_t pending() const = 0;             // requests accepted, not completed
+  virtual std::size_t pending() const = 0;  // requests accepted, not completed
 
   void set_completion(Completion c) { completion_ = std::move(c); }
 

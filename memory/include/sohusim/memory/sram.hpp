@@ -41,14 +41,14 @@
 // bytes_written, line_accesses, bank_conflicts, conflict_cycles, address_errors,
 // other_errors (other error responses), latency (ns, distribution).
 
-#include <tlm_utils/multi_passthrough_target_socket.h>
-#include <systemc>
-#include <tlm>
-
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "sohusim/config/config.hpp"
 #include "sohusim/memory/sram_params.hpp"

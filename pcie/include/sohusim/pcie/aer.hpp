@@ -82,10 +82,10 @@ class Aer {
   static constexpr std::uint16_t kCapControl = 0x18;
   static constexpr std::uint16_t kHeaderLog = 0x1C;
 
-  static constexpr std::uint32_t kUncImplemented = 0x001FF010u;  // bits 4, 12..20
+  static constexpr std::uint32_t kUncImplemented = 0x001FF010u;      // bits 4, 12..20
   static constexpr std::uint32_t kUncSeverityDefault = 0x00062010u;  // DLP, FCP, RxOverflow, Malformed
-  static constexpr std::uint32_t kCorImplemented = 0x000031C1u;  // bits 0, 6, 7, 8, 12, 13
-  static constexpr std::uint32_t kCorMaskDefault = 0x00002000u;  // Advisory Non-Fatal
+  static constexpr std::uint32_t kCorImplemented = 0x000031C1u;      // bits 0, 6, 7, 8, 12, 13
+  static constexpr std::uint32_t kCorMaskDefault = 0x00002000u;      // Advisory Non-Fatal
 
   /// Defines the registers at `cap_offset` (header already written by the builder).
   /// `pcie_cap_offset` locates Device Control/Status in the PCI Express capability.
@@ -97,11 +97,19 @@ class Aer {
   AerReport record_correctable(CorrectableError e);
 
   // Convenience wrappers for the errors the link reports.
-  AerReport poisoned_tlp(const std::array<std::uint32_t, 4>& h = {}) { return record_uncorrectable(UncorrectableError::PoisonedTlp, h); }
+  AerReport poisoned_tlp(const std::array<std::uint32_t, 4>& h = {}) {
+    return record_uncorrectable(UncorrectableError::PoisonedTlp, h);
+  }
   AerReport completion_timeout() { return record_uncorrectable(UncorrectableError::CompletionTimeout); }
-  AerReport unexpected_completion(const std::array<std::uint32_t, 4>& h = {}) { return record_uncorrectable(UncorrectableError::UnexpectedCompletion, h); }
-  AerReport malformed_tlp(const std::array<std::uint32_t, 4>& h = {}) { return record_uncorrectable(UncorrectableError::MalformedTlp, h); }
-  AerReport unsupported_request(const std::array<std::uint32_t, 4>& h = {}) { return record_uncorrectable(UncorrectableError::UnsupportedRequest, h); }
+  AerReport unexpected_completion(const std::array<std::uint32_t, 4>& h = {}) {
+    return record_uncorrectable(UncorrectableError::UnexpectedCompletion, h);
+  }
+  AerReport malformed_tlp(const std::array<std::uint32_t, 4>& h = {}) {
+    return record_uncorrectable(UncorrectableError::MalformedTlp, h);
+  }
+  AerReport unsupported_request(const std::array<std::uint32_t, 4>& h = {}) {
+    return record_uncorrectable(UncorrectableError::UnsupportedRequest, h);
+  }
   AerReport receiver_error() { return record_correctable(CorrectableError::ReceiverError); }
   AerReport bad_tlp() { return record_correctable(CorrectableError::BadTlp); }
   AerReport bad_dllp() { return record_correctable(CorrectableError::BadDllp); }

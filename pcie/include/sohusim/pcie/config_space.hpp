@@ -53,7 +53,7 @@ inline constexpr std::uint16_t kCapabilitiesPointer = 0x34;
 inline constexpr std::uint16_t kInterruptLine = 0x3C;
 inline constexpr std::uint16_t kInterruptPin = 0x3D;
 
-inline constexpr std::uint16_t kFirstCapability = 0x40;     // standard capabilities from here
+inline constexpr std::uint16_t kFirstCapability = 0x40;      // standard capabilities from here
 inline constexpr std::uint16_t kFirstExtCapability = 0x100;  // extended capabilities from here
 
 // Command register bits.
@@ -83,8 +83,8 @@ inline constexpr std::uint16_t kExtCapIdAer = 0x0001;
 inline constexpr std::uint16_t kExtCapIdSriov = 0x0010;
 
 // Power Management capability (PCI PM 1.2; Linux PCI_PM_*), offsets inside the capability.
-inline constexpr std::uint16_t kPmCapabilities = 0x02;  // PMC
-inline constexpr std::uint16_t kPmControlStatus = 0x04; // PMCSR
+inline constexpr std::uint16_t kPmCapabilities = 0x02;   // PMC
+inline constexpr std::uint16_t kPmControlStatus = 0x04;  // PMCSR
 inline constexpr unsigned kPmCapLength = 8;
 inline constexpr std::uint16_t kPmcsrPowerStateMask = 0x3;  // bits 1:0: D0..D3hot
 inline constexpr std::uint16_t kPmcsrNoSoftReset = 1u << 3;
@@ -106,7 +106,7 @@ inline constexpr std::uint16_t kExpLnkCtl2 = 0x30;
 inline constexpr std::uint16_t kExpLnkSta2 = 0x32;
 inline constexpr unsigned kExpCapLength = 0x3C;  // version 2 capability
 // Device Capabilities.
-inline constexpr std::uint32_t kDevCapMpssMask = 0x7;           // Max_Payload_Size Supported
+inline constexpr std::uint32_t kDevCapMpssMask = 0x7;  // Max_Payload_Size Supported
 inline constexpr std::uint32_t kDevCapExtTag = 1u << 5;
 inline constexpr std::uint32_t kDevCapRoleBasedError = 1u << 15;
 inline constexpr std::uint32_t kDevCapFlr = 1u << 28;
@@ -116,7 +116,7 @@ inline constexpr std::uint16_t kDevCtlNonFatalReporting = 1u << 1;
 inline constexpr std::uint16_t kDevCtlFatalReporting = 1u << 2;
 inline constexpr std::uint16_t kDevCtlUrReporting = 1u << 3;
 inline constexpr std::uint16_t kDevCtlRelaxedOrdering = 1u << 4;
-inline constexpr std::uint16_t kDevCtlMpsShift = 5;   // bits 7:5
+inline constexpr std::uint16_t kDevCtlMpsShift = 5;  // bits 7:5
 inline constexpr std::uint16_t kDevCtlExtTag = 1u << 8;
 inline constexpr std::uint16_t kDevCtlNoSnoop = 1u << 11;
 inline constexpr std::uint16_t kDevCtlMrrsShift = 12;  // bits 14:12
@@ -128,14 +128,14 @@ inline constexpr std::uint16_t kDevStaFatal = 1u << 2;
 inline constexpr std::uint16_t kDevStaUnsupportedRequest = 1u << 3;
 inline constexpr std::uint16_t kDevStaTransactionsPending = 1u << 5;
 // Link Capabilities / Control / Status.
-inline constexpr std::uint32_t kLnkCapAspmShift = 10;        // bits 11:10: bit 0 L0s, bit 1 L1
-inline constexpr std::uint32_t kLnkCapL0sExitShift = 12;     // bits 14:12
-inline constexpr std::uint32_t kLnkCapL1ExitShift = 15;      // bits 17:15
-inline constexpr std::uint16_t kLnkCtlAspmMask = 0x3;        // bits 1:0
+inline constexpr std::uint32_t kLnkCapAspmShift = 10;     // bits 11:10: bit 0 L0s, bit 1 L1
+inline constexpr std::uint32_t kLnkCapL0sExitShift = 12;  // bits 14:12
+inline constexpr std::uint32_t kLnkCapL1ExitShift = 15;   // bits 17:15
+inline constexpr std::uint16_t kLnkCtlAspmMask = 0x3;     // bits 1:0
 inline constexpr std::uint16_t kLnkCtlRcb = 1u << 3;
 inline constexpr std::uint16_t kLnkCtlCommonClock = 1u << 6;
 inline constexpr std::uint16_t kLnkCtlExtendedSynch = 1u << 7;
-inline constexpr std::uint16_t kLnkStaWidthShift = 4;        // bits 9:4; speed in bits 3:0
+inline constexpr std::uint16_t kLnkStaWidthShift = 4;  // bits 9:4; speed in bits 3:0
 }  // namespace cfg
 
 class ConfigSpace {

@@ -5,8 +5,8 @@
 // spec's "infinite". A TLP may go out only when its class has a header credit and enough
 // data credits; the receiver returns them with UpdateFC DLLPs as it drains its buffers.
 #include <array>
-#include <vector>
 #include <cstdint>
+#include <vector>
 
 #include "sohusim/pcie/link_params.hpp"
 #include "sohusim/pcie/tlp.hpp"

@@ -5,9 +5,9 @@
 //
 // Event-driven: the transmitter runs when something is queued, when the lanes come free,
 // when credits return, when a NAK arrives or the link wakes; it is never woken to find
-// nothing to do. One activation sends the ready TLPs of the next 64 ns back to back. Time on the lanes is kept in femtoseconds (one TLP of 276 bytes at Gen5
-// x16 is 4.38 ns; per-TLP rounding to 1 ps would bias throughput by up to 0.02 %), events
-// are scheduled at the next picosecond.
+// nothing to do. One activation sends the ready TLPs of the next 64 ns back to back. Time on the lanes is kept in
+// femtoseconds (one TLP of 276 bytes at Gen5 x16 is 4.38 ns; per-TLP rounding to 1 ps would bias throughput by up to
+// 0.02 %), events are scheduled at the next picosecond.
 //
 // Arbitration (PCIe ordering, simplified): the oldest queued TLP goes first; when its
 // class lacks credits, a posted TLP behind it may pass it (posted requests may pass
@@ -52,9 +52,9 @@ enum class LinkError : std::uint8_t { BadTlp, ReplayRollover };
 struct TxItem {
   enum class Kind : std::uint8_t { Single, WriteRun, CompletionRun };
   Kind kind = Kind::Single;
-  Tlp tlp;                  // the TLP (Single) or the template of the run
-  Segmenter writes;         // WriteRun: the MPS cut
-  CompletionSegmenter cpls; // CompletionRun: the RCB/MPS cut
+  Tlp tlp;                   // the TLP (Single) or the template of the run
+  Segmenter writes;          // WriteRun: the MPS cut
+  CompletionSegmenter cpls;  // CompletionRun: the RCB/MPS cut
   std::uint64_t run_start = 0;
   std::uint64_t ready_ps = 0;     // not before (a completion waiting for its data)
   std::function<void()> on_sent;  // when its last TLP has left the transmitter
@@ -156,7 +156,7 @@ class LinkDirection : public sc_core::sc_module {
   std::string label_;
 
   std::uint64_t busy_until_fs_ = 0;
-  std::uint64_t ready_at_fs_ = 0;     // power-state exit or retraining
+  std::uint64_t ready_at_fs_ = 0;  // power-state exit or retraining
   std::uint64_t last_activity_fs_ = 0;
   std::function<void()> pending_done_;
   bool stalled_ = false;

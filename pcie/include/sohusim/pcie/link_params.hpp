@@ -40,36 +40,36 @@ struct CreditLimits {
 };
 
 struct LinkParams {
-  unsigned generation = 5;  // 1..6
-  unsigned lanes = 16;      // 1, 2, 4, 8, 16
-  std::uint32_t mps = 256;  // Max Payload Size, bytes: 128..4096, powers of two
-  std::uint32_t mrrs = 512; // Max Read Request Size, bytes: 128..4096, powers of two
-  std::uint32_t rcb = 64;   // Read Completion Boundary: 64 or 128
+  unsigned generation = 5;        // 1..6
+  unsigned lanes = 16;            // 1, 2, 4, 8, 16
+  std::uint32_t mps = 256;        // Max Payload Size, bytes: 128..4096, powers of two
+  std::uint32_t mrrs = 512;       // Max Read Request Size, bytes: 128..4096, powers of two
+  std::uint32_t rcb = 64;         // Read Completion Boundary: 64 or 128
   bool merge_completions = true;  // completer merges RCB pieces up to MPS (false: one per RCB)
-  bool header_4dw = false;  // 64-bit addressing for every request (else 4DW only above 4 GiB)
+  bool header_4dw = false;        // 64-bit addressing for every request (else 4DW only above 4 GiB)
   bool ecrc = false;
   unsigned tag_bits = 8;  // 5, 8 or 10
   CreditLimits credits{};
   DllpPlacement dllp_placement = DllpPlacement::Data;
 
   // Latencies, picoseconds.
-  std::uint64_t propagation_ps = 5'000;      // PHY + wire + receiver pipeline, per hop direction
-  std::uint64_t update_fc_ps = 100'000;      // credit release seen by the transmitter (UpdateFC)
-  std::uint64_t ack_latency_ps = 400'000;    // NAK reaches the transmitter after a bad TLP
-  std::uint64_t completer_latency_ps = 100'000;  // completer turn-around beyond the memory access
+  std::uint64_t propagation_ps = 5'000;                  // PHY + wire + receiver pipeline, per hop direction
+  std::uint64_t update_fc_ps = 100'000;                  // credit release seen by the transmitter (UpdateFC)
+  std::uint64_t ack_latency_ps = 400'000;                // NAK reaches the transmitter after a bad TLP
+  std::uint64_t completer_latency_ps = 100'000;          // completer turn-around beyond the memory access
   std::uint64_t completion_timeout_ps = 50'000'000'000;  // 50 ms (the spec's default range)
-  double ber = 0.0;        // bit error rate for injected LCRC errors
-  std::uint64_t seed = 1;  // for the error injection
+  double ber = 0.0;                                      // bit error rate for injected LCRC errors
+  std::uint64_t seed = 1;                                // for the error injection
 
   // Power management.
   bool aspm_l0s = false;
   bool aspm_l1 = false;
-  std::uint64_t l0s_idle_ps = 7'000'000;       // 7 us idle before L0s (the spec's 7 us)
-  std::uint64_t l0s_exit_ps = 1'000'000;       // L0s exit latency
-  std::uint64_t l1_idle_ps = 64'000'000;       // ASPM L1 entry timer
-  std::uint64_t l1_exit_ps = 16'000'000;       // L1 exit latency
-  std::uint64_t training_ps = 100'000'000;     // link training (Detect -> L0) at reset
-  std::uint64_t init_fc_ps = 1'000'000;        // InitFC exchange after training, before the first TLP
+  std::uint64_t l0s_idle_ps = 7'000'000;    // 7 us idle before L0s (the spec's 7 us)
+  std::uint64_t l0s_exit_ps = 1'000'000;    // L0s exit latency
+  std::uint64_t l1_idle_ps = 64'000'000;    // ASPM L1 entry timer
+  std::uint64_t l1_exit_ps = 16'000'000;    // L1 exit latency
+  std::uint64_t training_ps = 100'000'000;  // link training (Detect -> L0) at reset
+  std::uint64_t init_fc_ps = 1'000'000;     // InitFC exchange after training, before the first TLP
 
   /// Reads `pcie.link.*`. Throws config::ConfigError-style std::invalid_argument naming the key.
   static LinkParams from_config(const config::Config& config, const std::string& prefix = "pcie.link");
@@ -77,8 +77,8 @@ struct LinkParams {
   void validate() const;
 
   bool flit_mode() const { return generation >= 6; }
-  double transfers_per_s() const;       // GT/s x 1e9
-  double encoding_efficiency() const;   // 0.8, 128/130 or 1
+  double transfers_per_s() const;      // GT/s x 1e9
+  double encoding_efficiency() const;  // 0.8, 128/130 or 1
   /// Raw bytes per second per direction, after encoding (before flit overhead).
   double raw_bytes_per_s() const;
   /// Bytes per second available to TLP bytes: raw x 236/256 in flit mode, else raw.

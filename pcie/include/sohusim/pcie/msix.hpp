@@ -62,8 +62,8 @@ const char* to_string(MsixStatus s);
 
 struct MsixMmioResult {
   MsixStatus status = MsixStatus::Ok;
-  std::uint64_t value = 0;                // read data (reads); 0 on error
-  std::vector<MsixMessage> messages;      // writes: messages now due (a vector got unmasked)
+  std::uint64_t value = 0;            // read data (reads); 0 on error
+  std::vector<MsixMessage> messages;  // writes: messages now due (a vector got unmasked)
 };
 
 enum class MsixRaise { Delivered, Pending, BadVector };

@@ -35,10 +35,10 @@
 #include <memory>
 #include <string>
 
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/pcie/bar_access_extension.hpp"

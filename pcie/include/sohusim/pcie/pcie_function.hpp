@@ -70,9 +70,9 @@ const char* to_string(PowerState s);
 enum class ResetKind { FunctionLevelReset, SoftReset /* D3hot->D0 with No_Soft_Reset clear */ };
 
 struct PcieFunctionSpec {
-  Type0HeaderSpec ids;          // vendor/device/revision/class/subsystem
-  std::vector<BarSpec> bars;    // memory BARs
-  std::optional<MsixSpec> msix; // MSI-X vectors and the table/PBA placement in the BARs
+  Type0HeaderSpec ids;           // vendor/device/revision/class/subsystem
+  std::vector<BarSpec> bars;     // memory BARs
+  std::optional<MsixSpec> msix;  // MSI-X vectors and the table/PBA placement in the BARs
   // PCI Express capability.
   unsigned max_payload_size = 256;  // Max_Payload_Size Supported, bytes: 128, 256, ... 4096
   unsigned link_speed_gen = 4;      // Max Link Speed: 1 (2.5 GT/s) .. 6 (64 GT/s)

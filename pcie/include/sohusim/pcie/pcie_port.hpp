@@ -76,10 +76,10 @@ class PciePort : public sc_core::sc_module {
   struct Request {
     TlpType type = TlpType::MWr;  // MWr, MRd, CfgRd, CfgWr or Msg
     RequesterId requester = 0;
-    RequesterId completer = 0;    // config requests: the target function
-    std::uint64_t address = 0;    // memory: address; config: register offset
+    RequesterId completer = 0;  // config requests: the target function
+    std::uint64_t address = 0;  // memory: address; config: register offset
     std::uint64_t length = 0;
-    std::uint8_t* data = nullptr; // write source / read destination; null: timing only
+    std::uint8_t* data = nullptr;  // write source / read destination; null: timing only
     bool poisoned = false;
     std::uint64_t correlation = 0;
     bool allow_bulk = true;

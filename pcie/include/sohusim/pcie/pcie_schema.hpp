@@ -1,9 +1,9 @@
 #pragma once
 // The configuration keys of pcie/: `pcie.link.*` (the link, see link_params.hpp),
 // `pcie.root.*` (root complex, host-memory path, MMIO) and `pcie.iommu.*`.
-#include "sohusim/pcie/iommu.hpp"
 #include "sohusim/config/config.hpp"
 #include "sohusim/config/config_schema.hpp"
+#include "sohusim/pcie/iommu.hpp"
 
 namespace sohusim::pcie {
 

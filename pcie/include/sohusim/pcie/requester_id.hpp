@@ -13,9 +13,15 @@ using RequesterId = std::uint16_t;
 constexpr RequesterId make_rid(unsigned bus, unsigned device, unsigned function) {
   return static_cast<RequesterId>(((bus & 0xFFu) << 8) | ((device & 0x1Fu) << 3) | (function & 0x7u));
 }
-constexpr unsigned rid_bus(RequesterId rid) { return rid >> 8; }
-constexpr unsigned rid_device(RequesterId rid) { return (rid >> 3) & 0x1Fu; }
-constexpr unsigned rid_function(RequesterId rid) { return rid & 0x7u; }
+constexpr unsigned rid_bus(RequesterId rid) {
+  return rid >> 8;
+}
+constexpr unsigned rid_device(RequesterId rid) {
+  return (rid >> 3) & 0x1Fu;
+}
+constexpr unsigned rid_function(RequesterId rid) {
+  return rid & 0x7u;
+}
 
 /// "bb:dd.f" as lspci prints it.
 std::string format_rid(RequesterId rid);

@@ -28,16 +28,16 @@
 #include <string>
 #include <vector>
 
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 
+#include "sohusim/config/config.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/pcie/interrupt_controller.hpp"
 #include "sohusim/pcie/iommu.hpp"
 #include "sohusim/pcie/pcie_port.hpp"
-#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 
 namespace sohusim::pcie {

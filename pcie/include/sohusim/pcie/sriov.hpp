@@ -109,7 +109,9 @@ class Sriov {
     bool vf_enable = false;
     bool vf_mse = false;
     std::uint16_t num_vfs = 0;
-    bool operator==(const State& o) const { return vf_enable == o.vf_enable && vf_mse == o.vf_mse && num_vfs == o.num_vfs; }
+    bool operator==(const State& o) const {
+      return vf_enable == o.vf_enable && vf_mse == o.vf_mse && num_vfs == o.num_vfs;
+    }
     bool operator!=(const State& o) const { return !(*this == o); }
   };
   State state() const;

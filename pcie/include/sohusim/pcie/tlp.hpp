@@ -24,18 +24,23 @@ std::string_view to_string(CplStatus s);
 constexpr FcClass fc_class(TlpType t) {
   switch (t) {
     case TlpType::MWr:
-    case TlpType::Msg: return FcClass::Posted;
+    case TlpType::Msg:
+      return FcClass::Posted;
     case TlpType::MRd:
     case TlpType::CfgRd:
-    case TlpType::CfgWr: return FcClass::NonPosted;
-    default: return FcClass::Completion;
+    case TlpType::CfgWr:
+      return FcClass::NonPosted;
+    default:
+      return FcClass::Completion;
   }
 }
 /// Whether the TLP carries a data payload (and so data credits).
 constexpr bool carries_data(TlpType t) {
   return t == TlpType::MWr || t == TlpType::CplD || t == TlpType::CfgWr || t == TlpType::Msg;
 }
-constexpr bool is_completion(TlpType t) { return t == TlpType::Cpl || t == TlpType::CplD; }
+constexpr bool is_completion(TlpType t) {
+  return t == TlpType::Cpl || t == TlpType::CplD;
+}
 
 using DataBuffer = std::shared_ptr<std::vector<std::uint8_t>>;
 
@@ -47,17 +52,17 @@ struct Tlp {
   RequesterId requester = 0;
   RequesterId completer = 0;
   std::uint16_t tag = 0;
-  std::uint64_t address = 0;     // requests: target address; completions: address of the first byte
-  std::uint32_t length = 0;      // payload bytes (MWr, CplD, CfgWr, Msg) or requested bytes (MRd, CfgRd)
-  std::uint32_t byte_count = 0;  // completions: bytes still to come, this one included
-  std::uint32_t wire_bytes = 0;  // bytes on the link (framing, header, payload, digest)
-  std::uint64_t txn = 0;         // the requester's transaction this TLP belongs to
-  std::uint64_t correlation = 0; // the correlation id of the request that caused it (0: none)
-  std::uint8_t replays = 0;      // times this TLP has been sent again from the replay buffer
-  std::uint64_t bulk_tlps = 1;   // >1: an aggregate of that many TLPs (the bulk path)
-  std::uint64_t bulk_min_ps = 0; // bulk: the aggregate takes at least this long (credit/tag bound)
-  bool want_data = false;        // reads: the requester wants the bytes (functional mode, MMIO)
-  DataBuffer data;               // functional data mode: the bytes, at data_offset
+  std::uint64_t address = 0;      // requests: target address; completions: address of the first byte
+  std::uint32_t length = 0;       // payload bytes (MWr, CplD, CfgWr, Msg) or requested bytes (MRd, CfgRd)
+  std::uint32_t byte_count = 0;   // completions: bytes still to come, this one included
+  std::uint32_t wire_bytes = 0;   // bytes on the link (framing, header, payload, digest)
+  std::uint64_t txn = 0;          // the requester's transaction this TLP belongs to
+  std::uint64_t correlation = 0;  // the correlation id of the request that caused it (0: none)
+  std::uint8_t replays = 0;       // times this TLP has been sent again from the replay buffer
+  std::uint64_t bulk_tlps = 1;    // >1: an aggregate of that many TLPs (the bulk path)
+  std::uint64_t bulk_min_ps = 0;  // bulk: the aggregate takes at least this long (credit/tag bound)
+  bool want_data = false;         // reads: the requester wants the bytes (functional mode, MMIO)
+  DataBuffer data;                // functional data mode: the bytes, at data_offset
   std::uint32_t data_offset = 0;
 
   FcClass fc() const { return fc_class(type); }

@@ -71,16 +71,17 @@ class HostAgent {
 
 // ---- submission-entry builders (the formats of docs/registers.md) ----
 device::Sqe make_nop();
-device::Sqe make_gemm(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint32_t m, std::uint32_t k, std::uint32_t n,
-              device::DataType in, device::DataType out, device::Activation act = device::Activation::None, bool trans_a = false, bool trans_b = false);
-device::Sqe make_dma_copy(device::Space src_space, std::uint64_t src, device::Space dst_space, std::uint64_t dst, std::uint64_t length,
-                  unsigned peer = 0);
+device::Sqe make_gemm(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint32_t m, std::uint32_t k,
+                      std::uint32_t n, device::DataType in, device::DataType out,
+                      device::Activation act = device::Activation::None, bool trans_a = false, bool trans_b = false);
+device::Sqe make_dma_copy(device::Space src_space, std::uint64_t src, device::Space dst_space, std::uint64_t dst,
+                          std::uint64_t length, unsigned peer = 0);
 device::Sqe make_vector(device::VectorOp op, std::uint64_t x, std::uint64_t y, std::uint64_t out, std::uint32_t rows,
-                std::uint32_t cols, device::DataType in, device::DataType out_type, float scalar = 0, std::uint32_t aux = 0,
-                std::uint32_t aux2 = 0);
+                        std::uint32_t cols, device::DataType in, device::DataType out_type, float scalar = 0,
+                        std::uint32_t aux = 0, std::uint32_t aux2 = 0);
 device::Sqe make_attention(std::uint64_t q, std::uint64_t k, std::uint64_t v, std::uint64_t o, std::uint32_t batch,
-                   std::uint32_t q_len, std::uint32_t kv_len, std::uint32_t q_heads, std::uint32_t kv_heads,
-                   std::uint32_t head_dim, device::DataType dtype, bool causal);
+                           std::uint32_t q_len, std::uint32_t kv_len, std::uint32_t q_heads, std::uint32_t kv_heads,
+                           std::uint32_t head_dim, device::DataType dtype, bool causal);
 device::Sqe make_timestamp(device::Space space, std::uint64_t addr);
 device::Sqe make_admin(std::uint8_t opcode);
 

@@ -29,9 +29,10 @@
 #include <string>
 #include <vector>
 
-#include "sohusim/memory/host_dram.hpp"
-#include "sohusim/host/cpu_agent.hpp"
+#include "sohusim/config/config.hpp"
 #include "sohusim/device/sohu_device.hpp"
+#include "sohusim/host/cpu_agent.hpp"
+#include "sohusim/memory/host_dram.hpp"
 #include "sohusim/pcie/interrupt_controller.hpp"
 #include "sohusim/pcie/iommu.hpp"
 #include "sohusim/pcie/pcie_endpoint.hpp"
@@ -39,7 +40,6 @@
 #include "sohusim/pcie/pcie_port.hpp"
 #include "sohusim/pcie/root_complex.hpp"
 #include "sohusim/sim/address_router.hpp"
-#include "sohusim/config/config.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 
 namespace sohusim::platform {

@@ -23,13 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "sohusim/config/config.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/sampler.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
 #include "sohusim/driver/device_access.hpp"
 #include "sohusim/driver/runtime.hpp"
 #include "sohusim/platform/profiling/clock_ping.hpp"
-#include "sohusim/config/config.hpp"
 
 namespace sohusim::platform {
 

@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "sohusim/config/config.hpp"
+#include "sohusim/config/config_schema.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
 #include "sohusim/device/units/c2c_link.hpp"
-#include "sohusim/platform/host_system.hpp"
 #include "sohusim/platform/host_network.hpp"
+#include "sohusim/platform/host_system.hpp"
 #include "sohusim/platform/sim_device_access.hpp"
 #include "sohusim/platform/system_spec.hpp"
-#include "sohusim/config/config.hpp"
-#include "sohusim/config/config_schema.hpp"
 
 namespace sohusim::platform {
 

@@ -53,17 +53,17 @@
 //     invalidated local range and sent to every bound initiator.
 #pragma once
 
-#include <tlm_utils/multi_passthrough_initiator_socket.h>
-#include <tlm_utils/multi_passthrough_target_socket.h>
-#include <systemc>
-#include <tlm>
-
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 
 namespace sohusim::sim {
 

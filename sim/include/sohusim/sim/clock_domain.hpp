@@ -30,16 +30,16 @@
 // consistently; mixing it with the nominal frequency would make cycle counts and times disagree.
 #pragma once
 
-#include "sohusim/sim/sim_time.hpp"
-
-#include <systemc>
-
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <systemc>
+
+#include "sohusim/sim/sim_time.hpp"
 
 namespace sohusim::sim {
 

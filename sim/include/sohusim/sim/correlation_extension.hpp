@@ -24,10 +24,10 @@
 // survives protocol conversion.
 #pragma once
 
-#include <tlm>
-
 #include <cstdint>
 #include <optional>
+
+#include <tlm>
 
 namespace sohusim::sim {
 

@@ -33,11 +33,11 @@
 // Not thread-safe, like the SystemC kernel it serves: use one manager per kernel thread.
 #pragma once
 
-#include <tlm>
-
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include <tlm>
 
 namespace sohusim::sim {
 

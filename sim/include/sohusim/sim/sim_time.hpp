@@ -18,14 +18,14 @@
 // timestamps: determinism (same inputs, bit-identical statistics) depends on it.
 #pragma once
 
-#include <systemc>
-
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include <systemc>
 
 namespace sohusim::sim {
 

@@ -22,11 +22,10 @@
 // each see it once), bandwidth is shared (back-to-back requests queue behind each other).
 // bytes_per_second == 0 means unlimited bandwidth. Errors complete at once.
 //
-// Data modes (docs/sim.md, "Fidelity, data mode and determinism"). functional == true moves real bytes. functional == false is
-// the timing mode: accesses are timed and counted exactly as in functional mode, but no
-// data moves (reads leave the initiator's buffer as it was), the store stays empty, DMI
-// is refused and debug transport transfers 0 bytes, so memory use does not grow with the
-// simulated footprint.
+// Data modes (docs/sim.md, "Fidelity, data mode and determinism"). functional == true moves real bytes. functional ==
+// false is the timing mode: accesses are timed and counted exactly as in functional mode, but no data moves (reads
+// leave the initiator's buffer as it was), the store stays empty, DMI is refused and debug transport transfers 0 bytes,
+// so memory use does not grow with the simulated footprint.
 //
 // Protocol details:
 //   - Out of range (including an access that runs past the end): TLM_ADDRESS_ERROR_RESPONSE.
@@ -42,16 +41,16 @@
 //     which needs payloads with a memory manager (see memory_manager.hpp).
 #pragma once
 
-#include "sohusim/sim/sim_time.hpp"
-
-#include <tlm_utils/simple_target_socket.h>
-#include <systemc>
-#include <tlm>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "sohusim/sim/sim_time.hpp"
 
 namespace sohusim::sim {
 

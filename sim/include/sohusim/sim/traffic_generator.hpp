@@ -32,11 +32,11 @@ namespace sohusim::sim {
 struct TrafficPattern {
   enum class Kind { Stream, Strided, Random };
   Kind kind = Kind::Stream;
-  std::uint64_t base = 0;           // first address of the window
-  std::uint64_t window = 1 << 20;   // bytes; addresses wrap inside [base, base + window)
+  std::uint64_t base = 0;          // first address of the window
+  std::uint64_t window = 1 << 20;  // bytes; addresses wrap inside [base, base + window)
   std::uint64_t request_bytes = 64;
-  std::uint64_t stride = 4096;      // for Strided
-  double read_fraction = 1.0;       // 1 = all reads, 0 = all writes; chosen per request (seeded)
+  std::uint64_t stride = 4096;  // for Strided
+  double read_fraction = 1.0;   // 1 = all reads, 0 = all writes; chosen per request (seeded)
   std::uint64_t requests = 1000;
   std::uint64_t seed = 1;
   sc_core::sc_time gap = sc_core::SC_ZERO_TIME;  // think time between requests

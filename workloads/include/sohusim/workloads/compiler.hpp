@@ -41,8 +41,8 @@
 // Data types: weights, activations and the KV cache are all in the run's data type; GEMMs
 // accumulate in FP32 (the device's rule).
 #include <cstdint>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sohusim/driver/command.hpp"

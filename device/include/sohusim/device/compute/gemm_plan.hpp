@@ -104,14 +104,14 @@
 // bandwidth is a sustained figure), bandwidth left idle by engines that finished early,
 // command-issue overheads, SRAM port contention, the array-level overlap between
 // consecutive tiles (each tile pays its own first load and last drain, systolic.hpp).
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
 #include "sohusim/device/compute/dtype.hpp"
 #include "sohusim/device/compute/matrix_engine_params.hpp"
 #include "sohusim/device/compute/systolic.hpp"
 #include "sohusim/device/compute/vector_cost.hpp"
-
-#include <cstddef>
-#include <cstdint>
-#include <vector>
 
 namespace sohusim::device {
 

@@ -9,13 +9,13 @@
 // below 1 for FP32 if the array supports it at all.
 //
 // Peak: 2 FLOPs per MAC, so peak_flops = 2 * engines * rows * cols * rate * clock_hz.
-#include "sohusim/device/compute/dtype.hpp"
-#include "sohusim/device/compute/systolic.hpp"
-
 #include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+
+#include "sohusim/device/compute/dtype.hpp"
+#include "sohusim/device/compute/systolic.hpp"
 
 namespace sohusim::device {
 

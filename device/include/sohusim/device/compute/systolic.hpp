@@ -60,9 +60,9 @@
 //
 // Bad input (a zero dimension, a non-positive rate, a count that overflows 64 bits) throws
 // std::invalid_argument naming the field.
-#include "sohusim/device/compute/dtype.hpp"
-
 #include <cstdint>
+
+#include "sohusim/device/compute/dtype.hpp"
 
 namespace sohusim::device {
 

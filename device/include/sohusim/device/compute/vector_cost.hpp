@@ -49,10 +49,10 @@
 // SFU op on sm_75 and later); sigmoid = 0.5 * tanh(0.5 x) + 0.5 = mul + tanh + fma = 6.
 // reduction_latency default 32 = log2(256 lanes) tree levels x 4-cycle FP32 add latency
 // (assumption).
+#include <cstdint>
+
 #include "sohusim/device/compute/dtype.hpp"
 #include "sohusim/device/compute/ops.hpp"
-
-#include <cstdint>
 
 namespace sohusim::device {
 

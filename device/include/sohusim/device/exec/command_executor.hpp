@@ -52,18 +52,18 @@
 
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
-#include "sohusim/device/units/c2c_link.hpp"
-#include "sohusim/device/frontend/command.hpp"
+#include "sohusim/device/compute/engine_pipeline.hpp"
+#include "sohusim/device/device_params.hpp"
 #include "sohusim/device/exec/command_replay.hpp"
 #include "sohusim/device/exec/command_work.hpp"
-#include "sohusim/device/units/device_mmu.hpp"
-#include "sohusim/device/device_params.hpp"
-#include "sohusim/device/units/dma_engine.hpp"
-#include "sohusim/device/compute/engine_pipeline.hpp"
-#include "sohusim/device/units/memory_port.hpp"
-#include "sohusim/device/units/pmu.hpp"
 #include "sohusim/device/exec/replay_cache.hpp"
 #include "sohusim/device/exec/semaphore_bank.hpp"
+#include "sohusim/device/frontend/command.hpp"
+#include "sohusim/device/units/c2c_link.hpp"
+#include "sohusim/device/units/device_mmu.hpp"
+#include "sohusim/device/units/dma_engine.hpp"
+#include "sohusim/device/units/memory_port.hpp"
+#include "sohusim/device/units/pmu.hpp"
 #include "sohusim/device/units/timestamp_counter.hpp"
 
 namespace sohusim::device {
@@ -197,7 +197,7 @@ class CommandExecutor {
   counters::Counter& functional_ops_;
   counters::Counter& replayed_;
   std::unique_ptr<WorkCounters> work_[256];  // by I/O opcode: the work classes' counters
-  CommandReplay replay_;  // device.replay: records and replays of command shapes
+  CommandReplay replay_;                     // device.replay: records and replays of command shapes
   std::function<void(std::uint64_t)> on_timestamp_;
   CommandObserver on_command_;
 };

@@ -17,8 +17,8 @@
 #include <string>
 
 #include "sohusim/device/compute/dtype.hpp"
-#include "sohusim/device/units/memory_port.hpp"
 #include "sohusim/device/compute/ops.hpp"
+#include "sohusim/device/units/memory_port.hpp"
 
 namespace sohusim::device {
 

@@ -55,10 +55,10 @@
 // Not modelled: voltage/frequency scaling, temperature dependence of leakage, clock gating of
 // idle units (static power is paid for the whole `seconds`), data-dependent switching (the
 // per-event energies are averages).
-#include "sohusim/device/compute/dtype.hpp"
-
 #include <array>
 #include <cstdint>
+
+#include "sohusim/device/compute/dtype.hpp"
 
 namespace sohusim::device {
 

@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "sohusim/profiler/clock_sync.hpp"
 #include "sohusim/driver/trace_capture.hpp"
 #include "sohusim/platform/simulator.hpp"
+#include "sohusim/profiler/clock_sync.hpp"
 
 namespace sohusim::platform {
 

@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sohusim/profiler/profile.hpp"
 #include "sohusim/device/exec/command_work.hpp"
+#include "sohusim/profiler/profile.hpp"
 
 namespace sohusim::platform {
 

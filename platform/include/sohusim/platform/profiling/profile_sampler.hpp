@@ -30,9 +30,9 @@
 #include <utility>
 #include <vector>
 
-#include "sohusim/profiler/profile.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/counters/trace_recorder.hpp"
+#include "sohusim/profiler/profile.hpp"
 
 namespace sohusim::platform {
 

@@ -27,8 +27,8 @@
 //            hbm_row_hit_rate, sram_bank_conflicts, sram_accesses (line accesses).
 #include <vector>
 
-#include "sohusim/profiler/profile.hpp"
 #include "sohusim/driver/command.hpp"
+#include "sohusim/profiler/profile.hpp"
 #include "sohusim/workloads/scenario.hpp"
 
 namespace sohusim::platform {
