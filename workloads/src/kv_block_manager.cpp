@@ -21,7 +21,6 @@ KvBlockManager::KvBlockManager(const KvCacheOptions& options, const counters::Sc
       swapped_in_bytes_(scope.counter("swapped_in_bytes", "B", "KV bytes swapped back to the device")) {
   options_.validate();
   reserve_ = static_cast<std::uint64_t>(std::floor(options_.watermark * static_cast<double>(options_.blocks)));
-  for (std::uint64_t b = 0; b < options_.blocks; ++b) free_.insert(free_.end(), b);
 }
 
 std::uint64_t KvBlockManager::blocks_for(std::uint64_t tokens) const {
@@ -29,7 +28,7 @@ std::uint64_t KvBlockManager::blocks_for(std::uint64_t tokens) const {
 }
 
 bool KvBlockManager::can_admit(std::uint64_t tokens) const {
-  return blocks_for(tokens) + reserve_ <= free_.size();
+  return blocks_for(tokens) + reserve_ <= blocks_free();
 }
 
 const KvBlockManager::Seq& KvBlockManager::at(std::uint64_t seq, const char* call) const {
@@ -40,9 +39,21 @@ const KvBlockManager::Seq& KvBlockManager::at(std::uint64_t seq, const char* cal
   return it->second;
 }
 
+void KvBlockManager::give_back(const std::vector<std::uint64_t>& blocks) {
+  for (std::uint64_t b : blocks) returned_.insert(b);
+  used_blocks_ -= blocks.size();
+}
+
 std::uint64_t KvBlockManager::take() {
-  const std::uint64_t b = *free_.begin();
-  free_.erase(free_.begin());
+  // The lowest free block: a returned one (all below fresh_) or the next never used.
+  std::uint64_t b = fresh_;
+  if (!returned_.empty()) {
+    b = *returned_.begin();
+    returned_.erase(returned_.begin());
+  } else {
+    ++fresh_;
+  }
+  ++used_blocks_;
   allocations_.inc();
   return b;
 }
@@ -51,9 +62,9 @@ void KvBlockManager::admit(std::uint64_t seq, std::uint64_t tokens) {
   if (seqs_.count(seq) || swapped_.count(seq))
     throw std::logic_error("KvBlockManager::admit: sequence " + std::to_string(seq) + " is already admitted");
   const std::uint64_t need = blocks_for(tokens);
-  if (need > free_.size())
+  if (need > blocks_free())
     throw std::logic_error("KvBlockManager::admit: sequence " + std::to_string(seq) + " needs " + std::to_string(need) +
-                           " blocks; free: " + std::to_string(free_.size()));
+                           " blocks; free: " + std::to_string(blocks_free()));
   Seq s;
   s.tokens = tokens;
   for (std::uint64_t i = 0; i < need; ++i) s.blocks.push_back(take());
@@ -64,7 +75,7 @@ void KvBlockManager::admit(std::uint64_t seq, std::uint64_t tokens) {
 bool KvBlockManager::append(std::uint64_t seq) {
   Seq& s = at(seq, "append");
   if (s.tokens % options_.block_tokens == 0 && s.tokens / options_.block_tokens == s.blocks.size()) {
-    if (free_.empty()) return false;
+    if (blocks_free() == 0) return false;
     s.blocks.push_back(take());
     used_.set(static_cast<double>(blocks_used()));
   }
@@ -74,7 +85,7 @@ bool KvBlockManager::append(std::uint64_t seq) {
 
 void KvBlockManager::release(std::uint64_t seq, bool preempted) {
   Seq& s = at(seq, "release");
-  for (std::uint64_t b : s.blocks) free_.insert(b);
+  give_back(s.blocks);
   seqs_.erase(seq);
   if (preempted) preemptions_.inc();
   used_.set(static_cast<double>(blocks_used()));
@@ -84,7 +95,7 @@ std::uint64_t KvBlockManager::swap_out(std::uint64_t seq) {
   Seq& s = at(seq, "swap_out");
   const std::uint64_t bytes = s.blocks.size() * options_.block_bytes;
   swapped_.emplace(seq, s.tokens);
-  for (std::uint64_t b : s.blocks) free_.insert(b);
+  give_back(s.blocks);
   seqs_.erase(seq);
   preemptions_.inc();
   swapped_out_bytes_.inc(bytes);
@@ -94,7 +105,7 @@ std::uint64_t KvBlockManager::swap_out(std::uint64_t seq) {
 
 bool KvBlockManager::can_swap_in(std::uint64_t seq) const {
   const auto it = swapped_.find(seq);
-  return it != swapped_.end() && blocks_for(it->second) <= free_.size();
+  return it != swapped_.end() && blocks_for(it->second) <= blocks_free();
 }
 
 std::uint64_t KvBlockManager::swap_in(std::uint64_t seq) {
@@ -103,9 +114,9 @@ std::uint64_t KvBlockManager::swap_in(std::uint64_t seq) {
     throw std::logic_error("KvBlockManager::swap_in: sequence " + std::to_string(seq) + " is not swapped out");
   const std::uint64_t tokens = it->second;
   const std::uint64_t need = blocks_for(tokens);
-  if (need > free_.size())
+  if (need > blocks_free())
     throw std::logic_error("KvBlockManager::swap_in: sequence " + std::to_string(seq) + " needs " +
-                           std::to_string(need) + " blocks; free: " + std::to_string(free_.size()));
+                           std::to_string(need) + " blocks; free: " + std::to_string(blocks_free()));
   swapped_.erase(it);
   Seq s;
   s.tokens = tokens;

@@ -61,8 +61,8 @@ class KvBlockManager {
   const std::vector<std::uint64_t>& table(std::uint64_t seq) const;  // its blocks, in position order
   std::uint64_t tokens(std::uint64_t seq) const;
   bool swapped(std::uint64_t seq) const { return swapped_.count(seq) != 0; }
-  std::uint64_t blocks_free() const { return free_.size(); }
-  std::uint64_t blocks_used() const { return options_.blocks - free_.size(); }
+  std::uint64_t blocks_free() const { return options_.blocks - used_blocks_; }
+  std::uint64_t blocks_used() const { return used_blocks_; }
   std::uint64_t sequences() const { return seqs_.size(); }
   const KvCacheOptions& options() const { return options_; }
 
@@ -78,8 +78,12 @@ class KvBlockManager {
   std::uint64_t take();
 
   KvCacheOptions options_;
-  std::uint64_t reserve_ = 0;                       // blocks admission leaves free
-  std::set<std::uint64_t> free_;                    // lowest first
+  std::uint64_t reserve_ = 0;  // blocks admission leaves free
+  void give_back(const std::vector<std::uint64_t>& blocks);
+  // Free blocks: those returned (lowest first) and every block from fresh_ on, never used;
+  // memory grows with the blocks in use, not with the cache's size.
+  std::set<std::uint64_t> returned_;
+  std::uint64_t fresh_ = 0, used_blocks_ = 0;
   std::map<std::uint64_t, Seq> seqs_;               // on the device
   std::map<std::uint64_t, std::uint64_t> swapped_;  // sequence -> tokens, in host memory
   counters::Gauge& used_;
