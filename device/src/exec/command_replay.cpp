@@ -81,6 +81,7 @@ const CommandReplay::Record* CommandReplay::find(const std::vector<std::uint32_t
     r.increments->adds.emplace_back(c->second->slot(), n);
   }
   std::sort(r.increments->adds.begin(), r.increments->adds.end());  // ascending slots: a sequential walk
+  forget_if_full(r.increments->adds.size());
   return &records_.emplace(key, std::move(r)).first->second;
 }
 
@@ -100,20 +101,22 @@ Outcome CommandReplay::execute(const Sqe& sqe, const Dispatch& dispatch, const R
       while (!p->finished) sc_core::wait(p->done);
       replay = find(key);
       if (replay == nullptr) return dispatch(false, nullptr);  // no clean record: simulate (late)
+      const Record rec = *replay;                              // the table may change while this command waits
       const std::uint64_t now = sc_core::sc_time_stamp().value();
-      if (t0 + replay->duration_ps > now) wait_ps(t0 + replay->duration_ps - now);
-      apply(*replay);
-      replayed(sc_core::sc_time_stamp().value() - t0, replay->work);
+      if (t0 + rec.duration_ps > now) wait_ps(t0 + rec.duration_ps - now);
+      apply(rec);
+      replayed(sc_core::sc_time_stamp().value() - t0, rec.work);
       return o;
     }
   }
   if (replay != nullptr) {
     // The same checks as a simulated run, then the recorded time and counters.
+    const Record rec = *replay;  // the table may change while this command waits
     Outcome o = dispatch(true, nullptr);
     if (!o.ok()) return o;
-    wait_ps(replay->duration_ps);
-    apply(*replay);
-    replayed(replay->duration_ps, replay->work);
+    wait_ps(rec.duration_ps);
+    apply(rec);
+    replayed(rec.duration_ps, rec.work);
     return o;
   }
   const std::vector<std::pair<counters::Counter*, std::uint64_t>> before =
@@ -147,6 +150,7 @@ Outcome CommandReplay::execute(const Sqe& sqe, const Dispatch& dispatch, const R
       }
     }
     std::sort(r.increments->adds.begin(), r.increments->adds.end());
+    forget_if_full(r.increments->adds.size());
     records_.emplace(key, std::move(r));
   }
   if (recording) shared_->end(key, recording, std::move(shared));

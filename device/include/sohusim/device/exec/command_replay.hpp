@@ -84,11 +84,20 @@ class CommandReplay {
   // This device's record of `key` (resolving a shared record onto its counters), or nullptr.
   const Record* find(const std::vector<std::uint32_t>& key);
   std::vector<std::pair<counters::Counter*, std::uint64_t>> device_counters();
+  // Bounds this device's table like the shared one's (it is rebuilt from that one on demand).
+  void forget_if_full(std::size_t adding) {
+    adds_ += adding;
+    if (adds_ > ReplayCache::kMaxIncrements) {
+      records_.clear();
+      adds_ = adding;
+    }
+  }
   void refresh_own_counters();
 
   counters::Scope scope_;
   const counters::Counter& excluded_;
   std::unordered_map<std::vector<std::uint32_t>, Record, SignatureHash> records_;  // on this device's counters
+  std::size_t adds_ = 0;                                                           // increments in records_
   std::shared_ptr<ReplayCache> shared_;                            // records shared with identical devices
   std::vector<counters::Counter*> own_counters_;                   // this device's counters (device_counters())
   std::unordered_map<std::string, counters::Counter*> by_suffix_;  // the same, by name below the prefix

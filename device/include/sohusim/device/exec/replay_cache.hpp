@@ -11,6 +11,7 @@
 // shape records it and the others replay it (following a recording still in progress, see
 // Pending): the 8 devices of `sohu-8` simulate each shape once, not eight times.
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,8 +53,19 @@ class ReplayCache {
     const auto it = records_.find(signature);
     return it == records_.end() ? nullptr : &it->second;
   }
+  /// The records hold at most this many counter increments (each a name and a count, about
+  /// 40 B): past it the oldest records go. A record of a GEMM on `sohu` changes about 3,000
+  /// counters; serving steps bring shapes without end (every step's row count and contexts),
+  /// while a layer's shapes recur within a step, so the recent ones are worth keeping.
+  static constexpr std::size_t kMaxIncrements = std::size_t{2} << 20;
   /// Keeps the first record of a signature.
-  void insert(const std::vector<std::uint32_t>& signature, Record r) { records_.emplace(signature, std::move(r)); }
+  void insert(const std::vector<std::uint32_t>& signature, Record r) {
+    const std::size_t n = r.increments.size();
+    if (!records_.emplace(signature, std::move(r)).second) return;
+    order_.push_back(signature);
+    increments_ += n;
+    while (increments_ > kMaxIncrements && order_.size() > 1) evict_oldest();
+  }
   std::size_t size() const { return records_.size(); }
 
   /// A recording in progress. The devices of a tensor-parallel group reach a shape at nearly
@@ -88,7 +100,11 @@ class ReplayCache {
   }
 
  private:
+  void evict_oldest();
+
   std::unordered_map<std::vector<std::uint32_t>, Record, SignatureHash> records_;
+  std::deque<std::vector<std::uint32_t>> order_;  // the records' signatures, oldest first
+  std::size_t increments_ = 0;                    // in all records
   std::unordered_map<std::vector<std::uint32_t>, std::shared_ptr<Pending>, SignatureHash> pending_;
 };
 
