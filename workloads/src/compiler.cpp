@@ -238,10 +238,12 @@ class Lowering {
   void attention(const Op& op) {
     const AttentionShape& a = op.attn;
     driver::AttentionDesc d;
-    d.q = addr(op.inputs.at(0));
-    d.k = addr(op.inputs.at(1));
-    d.v = addr(op.inputs.at(2));
-    d.o = addr(op.outputs.at(0));
+    const std::uint64_t q_cols = static_cast<std::uint64_t>(a.q_heads) * a.head_dim;
+    const std::uint64_t kv_cols = static_cast<std::uint64_t>(a.kv_heads) * a.head_dim;
+    d.q = addr(op.inputs.at(0), op.in_row_offset, q_cols);
+    d.k = addr(op.inputs.at(1), op.cache_row_offset, kv_cols);
+    d.v = addr(op.inputs.at(2), op.cache_row_offset, kv_cols);
+    d.o = addr(op.outputs.at(0), op.in_row_offset, q_cols);
     d.batch = a.batch;
     d.q_len = a.q_len;
     d.kv_len = a.kv_len;
@@ -351,6 +353,10 @@ class Lowering {
 }  // namespace
 
 CompiledProgram compile(const Graph& g, const MemoryPlan& plan, const CompileOptions& opt) {
+  if (g.ragged && opt.functional) {
+    throw std::invalid_argument("compiler: " + g.model +
+                                ": a serving step (sequences of different lengths) runs in timing mode only");
+  }
   return Lowering(g, plan, opt).run();
 }
 

@@ -56,6 +56,9 @@ Tensor norm_weight(const ModelConfig& m, std::string name, int layer) {
 class Builder {
  public:
   Builder(const ModelConfig& m, const Shard& s, Graph& g) : m_(m), s_(s), g_(g), l_(local_dims(m, s)) {}
+  /// A serving step: the groups' attention ops, `sampled` rows through the head.
+  Builder(const ModelConfig& m, const Shard& s, Graph& g, const std::vector<StepGroup>& groups, unsigned sampled)
+      : m_(m), s_(s), g_(g), l_(local_dims(m, s)), groups_(&groups), sampled_(sampled) {}
 
   void build(const BuildOptions& opt);
 
@@ -131,7 +134,7 @@ class Builder {
     op.rope.rotary_dim = m_.rotary_dim();
     op.rope.theta = static_cast<float>(m_.rope_theta);
     op.position = g_.kv_len - g_.q_len;
-    op.group = g_.batch;
+    op.group = g_.batch;  // a serving step: batch 1, q_len = its rows (positions are a timing no-op)
     op.out_row_offset = out_row;
     op.in_row_offset = out_row;
     op.flops = 3 * rows * (cols / m_.head_dim) * m_.rotary_dim();
@@ -167,10 +170,33 @@ class Builder {
 
   void layer(unsigned i, const BuildOptions& opt);
 
+  // One attention over `batch` sequences of q_len queries and kv_len keys each: q (and the
+  // output) from row q_row, the cache from row cache_row.
+  void attention(const std::string& name, int layer, const std::string& p, unsigned batch, unsigned q_len,
+                 unsigned kv_len, bool causal, std::uint64_t q_row, std::uint64_t cache_row) {
+    Op& op = push(OpKind::Attention, name, layer);
+    op.attn = {batch, q_len, kv_len, l_.q_heads, l_.kv_heads, m_.head_dim, causal};
+    const std::uint64_t ql = q_len, kl = kv_len;
+    const std::uint64_t seen = causal ? ql * (kl - ql) + ql * (ql + 1) / 2 : ql * kl;
+    const std::uint64_t pairs = seen * batch * l_.q_heads;
+    op.flops = pairs * (4ull * m_.head_dim + 5);
+    op.act_elems = 2 * ql * batch * l_.q_cols;
+    op.kv_read_elems = 2 * static_cast<std::uint64_t>(batch) * kl * l_.kv_cols;
+    op.in_row_offset = q_row;
+    op.cache_row_offset = cache_row;
+    op.inputs = {"q", p + "k_cache", p + "v_cache"};
+    op.outputs = {"attn"};
+  }
+
+  // Rows through the final norm and the LM head: the last position of each sequence.
+  std::uint64_t head_rows() const { return groups_ != nullptr ? sampled_ : g_.batch; }
+
   const ModelConfig& m_;
   Shard s_;
   Graph& g_;
   Local l_;
+  const std::vector<StepGroup>* groups_ = nullptr;
+  unsigned sampled_ = 0;
 };
 
 void Builder::layer(unsigned i, const BuildOptions& opt) {
@@ -180,7 +206,10 @@ void Builder::layer(unsigned i, const BuildOptions& opt) {
   const bool tp = s_.tp_degree > 1;
   const bool fused = !tp && opt.fuse_residual;
   const bool rank0 = s_.tp_rank == 0;
-  const std::uint64_t cache_row = static_cast<std::uint64_t>(g_.kv_len - g_.q_len) * g_.batch;
+  // A serving step's new K/V rows go to the pool from the first group's rows on (the
+  // bytes of a paged engine's scattered writes, in one place).
+  const std::uint64_t cache_row =
+      groups_ != nullptr ? groups_->front().cache_row : static_cast<std::uint64_t>(g_.kv_len - g_.q_len) * g_.batch;
   auto bias = [&](bool has, const std::string& w) { return has ? w + ".bias" : std::string(); };
 
   // Norms: one before attention, one before the MLP (both up front for a parallel residual).
@@ -198,17 +227,16 @@ void Builder::layer(unsigned i, const BuildOptions& opt) {
     rope(p + "attn.q_rope", li, "q", l_.q_cols, false, 0);
     rope(p + "attn.k_rope", li, p + "k_cache", l_.kv_cols, true, cache_row);
   }
-  {
-    Op& op = push(OpKind::Attention, p + "attn.core", li);
-    op.attn = {g_.batch, g_.q_len, g_.kv_len, l_.q_heads, l_.kv_heads, m_.head_dim, g_.phase == Phase::Prefill};
-    const std::uint64_t ql = g_.q_len, kl = g_.kv_len;
-    const std::uint64_t seen = op.attn.causal ? ql * (kl - ql) + ql * (ql + 1) / 2 : ql * kl;
-    const std::uint64_t pairs = seen * g_.batch * l_.q_heads;
-    op.flops = pairs * (4ull * m_.head_dim + 5);
-    op.act_elems = 2 * rows * l_.q_cols;
-    op.kv_read_elems = 2 * static_cast<std::uint64_t>(g_.batch) * kl * l_.kv_cols;
-    op.inputs = {"q", p + "k_cache", p + "v_cache"};
-    op.outputs = {"attn"};
+  if (groups_ == nullptr) {
+    attention(p + "attn.core", li, p, g_.batch, g_.q_len, g_.kv_len, g_.phase == Phase::Prefill, 0, 0);
+  } else {
+    std::uint64_t q_row = 0;
+    for (std::size_t j = 0; j < groups_->size(); ++j) {
+      const StepGroup& sg = (*groups_)[j];
+      attention(p + "attn.core" + (groups_->size() > 1 ? "." + std::to_string(j) : std::string()), li, p, sg.batch,
+                sg.q_len, sg.kv_len, sg.q_len > 1, q_row, sg.cache_row);
+      q_row += static_cast<std::uint64_t>(sg.batch) * sg.q_len;
+    }
   }
   const std::string o_bias = bias(m_.o_bias && rank0, o);
   if (fused) {
@@ -285,9 +313,10 @@ void Builder::build(const BuildOptions& opt) {
   if (tp || !opt.fuse_residual) tensor("partial", TensorKind::Activation, {rows, h});
   if (m_.gated_mlp) tensor("gate_up", TensorKind::Activation, {rows, 2ull * l_.inter});
   tensor("mlp_act", TensorKind::Activation, {rows, l_.inter});
-  tensor("final_normed", TensorKind::Activation, {g_.batch, h});
-  tensor("logits", TensorKind::Logits, {g_.batch, l_.vocab_local});
-  tensor("next_tokens", TensorKind::Tokens, {g_.batch});
+  const std::uint64_t head = head_rows();
+  tensor("final_normed", TensorKind::Activation, {head, h});
+  tensor("logits", TensorKind::Logits, {head, l_.vocab_local});
+  tensor("next_tokens", TensorKind::Tokens, {head});
 
   // Embedding (replicated on every rank).
   {
@@ -305,16 +334,18 @@ void Builder::build(const BuildOptions& opt) {
   }
   for (unsigned i = 0; i < m_.layers; ++i) layer(i, opt);
 
-  // Head: the last position's rows only.
-  const std::uint64_t last_row = static_cast<std::uint64_t>(g_.q_len - 1) * g_.batch;
-  norm(OpKind::FinalNorm, "final_norm", -1, "hidden", "final_norm.weight", "final_normed", g_.batch, last_row);
-  gemm(OpKind::LmHead, "lm_head", -1, "final_normed", "lm_head.weight", "", "", "logits", g_.batch, h, l_.vocab_local);
+  // Head: the last position's rows only (a serving step: the first `sampled` rows stand
+  // for its sequences' last positions; the bytes are the same).
+  if (head == 0) return;  // a step of prompt chunks that all go on in the next step
+  const std::uint64_t last_row = groups_ != nullptr ? 0 : static_cast<std::uint64_t>(g_.q_len - 1) * g_.batch;
+  norm(OpKind::FinalNorm, "final_norm", -1, "hidden", "final_norm.weight", "final_normed", head, last_row);
+  gemm(OpKind::LmHead, "lm_head", -1, "final_normed", "lm_head.weight", "", "", "logits", head, h, l_.vocab_local);
   {
     Op& op = push(OpKind::Sample, "sample", -1);
-    op.vec = {g_.batch, m_.vocab};
+    op.vec = {head, m_.vocab};
     op.on_host = true;
-    op.flops = static_cast<std::uint64_t>(g_.batch) * m_.vocab;
-    op.act_elems = static_cast<std::uint64_t>(g_.batch) * m_.vocab;
+    op.flops = head * m_.vocab;
+    op.act_elems = head * m_.vocab;
     op.inputs = {"logits"};
     op.outputs = {"next_tokens"};
   }
@@ -442,6 +473,25 @@ std::vector<Tensor> weight_tensors(const ModelConfig& m, const Shard& s) {
   return w;
 }
 
+namespace {
+// A graph with the model's and this rank's dimensions and nothing in it yet.
+Graph shell(const ModelConfig& m, const Shard& s) {
+  Graph g;
+  g.model = m.name;
+  g.shard = s;
+  const Local l = local_dims(m, s);
+  g.q_heads = l.q_heads;
+  g.kv_heads = l.kv_heads;
+  g.head_dim = m.head_dim;
+  g.intermediate = l.inter;
+  g.hidden = m.hidden;
+  g.vocab = m.vocab;
+  g.vocab_padded = l.vocab_padded;
+  g.vocab_local = l.vocab_local;
+  return g;
+}
+}  // namespace
+
 Graph build_graph(const ModelConfig& m, const Shard& s, Phase phase, unsigned batch, unsigned q_len, unsigned kv_len,
                   const BuildOptions& opt) {
   check_shard(m, s);
@@ -462,24 +512,59 @@ Graph build_graph(const ModelConfig& m, const Shard& s, Phase phase, unsigned ba
     bad("kv_len = " + std::to_string(kv_len) + " exceeds the KV cache capacity = " + std::to_string(capacity));
   }
 
-  Graph g;
-  g.model = m.name;
-  g.shard = s;
+  Graph g = shell(m, s);
   g.phase = phase;
   g.batch = batch;
   g.q_len = q_len;
   g.kv_len = kv_len;
   g.kv_capacity = capacity;
-  const Local l = local_dims(m, s);
-  g.q_heads = l.q_heads;
-  g.kv_heads = l.kv_heads;
-  g.head_dim = m.head_dim;
-  g.intermediate = l.inter;
-  g.hidden = m.hidden;
-  g.vocab = m.vocab;
-  g.vocab_padded = l.vocab_padded;
-  g.vocab_local = l.vocab_local;
   Builder(m, s, g).build(opt);
+  return g;
+}
+
+Graph build_step_graph(const ModelConfig& m, const Shard& s, const std::vector<StepGroup>& groups, unsigned sampled,
+                       std::uint64_t pool_rows, const BuildOptions& opt) {
+  check_shard(m, s);
+  const std::string who = model_label(m) + " serving step";
+  auto bad = [&](const std::string& what) { throw std::invalid_argument(who + ": " + what); };
+  if (groups.empty()) bad("no sequences");
+  if (pool_rows == 0 || pool_rows > 0xFFFF'FFFFULL)
+    bad("KV pool of " + std::to_string(pool_rows) + " rows (allowed 1 .. 4294967295)");
+  std::uint64_t rows = 0, sequences = 0;
+  bool prefill = false;
+  for (std::size_t j = 0; j < groups.size(); ++j) {
+    const StepGroup& g = groups[j];
+    const std::string at = "group " + std::to_string(j) + ": ";
+    if (g.batch == 0 || g.q_len == 0) bad(at + "batch and q_len must be >= 1");
+    if (g.kv_len < g.q_len) {
+      bad(at + "kv_len = " + std::to_string(g.kv_len) + " < q_len = " + std::to_string(g.q_len) +
+          " (kv_len counts the step's own positions)");
+    }
+    if (g.kv_len > m.max_positions)
+      bad(at + "kv_len = " + std::to_string(g.kv_len) + " exceeds max_positions = " + std::to_string(m.max_positions));
+    const std::uint64_t used = static_cast<std::uint64_t>(g.batch) * g.kv_len;
+    if (g.cache_row + used > pool_rows) {
+      bad(at + "cache rows " + std::to_string(g.cache_row) + " .. " + std::to_string(g.cache_row + used - 1) +
+          " outside the pool of " + std::to_string(pool_rows));
+    }
+    rows += static_cast<std::uint64_t>(g.batch) * g.q_len;
+    sequences += g.batch;
+    prefill = prefill || g.q_len > 1;
+  }
+  if (groups.front().cache_row + rows > pool_rows)
+    bad("the step's " + std::to_string(rows) + " new K/V rows do not fit the pool from row " +
+        std::to_string(groups.front().cache_row));
+  if (sampled > sequences) bad(std::to_string(sampled) + " sampled sequences of " + std::to_string(sequences));
+  if (rows > 0xFFFF'FFFFULL) bad(std::to_string(rows) + " rows");
+
+  Graph g = shell(m, s);
+  g.phase = prefill ? Phase::Prefill : Phase::Decode;
+  g.batch = 1;
+  g.q_len = static_cast<unsigned>(rows);
+  g.kv_len = static_cast<unsigned>(rows);
+  g.kv_capacity = static_cast<unsigned>(pool_rows);
+  g.ragged = true;
+  Builder(m, s, g, groups, sampled).build(opt);
   return g;
 }
 

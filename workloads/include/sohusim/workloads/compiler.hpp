@@ -19,7 +19,8 @@
 //   Gemm/LmHead GEMM with the bias / residual epilogue (both at once: GEMM with bias into
 //               scratch, then VECTOR ADD, as the device takes one D operand)
 //   Rope        VECTOR ROPE in place, position and rows-per-position from the op
-//   Attention   ATTENTION over the position-major cache
+//   Attention   ATTENTION over the position-major cache (a serving step's groups: from the
+//               op's q row and cache row on; such graphs compile in timing mode only)
 //   Swiglu/Gelu VECTOR SWIGLU / GELU;  Add  VECTOR ADD
 //   AllReduce   over the chip-to-chip links (COLLECTIVE commands, eager: a SEND completes
 //               once its data is on the link), one of

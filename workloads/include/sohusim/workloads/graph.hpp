@@ -124,18 +124,19 @@ struct Op {
   std::string name;  // "embed", "L3.attn_norm", "L3.attn.q_proj", "lm_head", ...
   int layer = -1;    // -1 for embedding, final norm, LM head, sampling
 
-  GemmShape gemm;                    // Gemm, LmHead
-  VectorShape vec;                   // Embedding, Norm, FinalNorm, Rope, Swiglu, Gelu, Add, AllReduce, Sample
-  AttentionShape attn;               // Attention
-  RopeParams rope;                   // Rope
-  NormKind norm = NormKind::Rms;     // Norm, FinalNorm
-  float eps = 0.0f;                  // Norm, FinalNorm
-  bool learned_positions = false;    // Embedding: also add rows of embed.positions.weight
-  std::uint64_t position = 0;        // Embedding, Rope: position of row 0 (kv_len - q_len)
-  unsigned group = 1;                // Embedding, Rope: consecutive rows sharing a position (batch)
-  std::uint64_t out_row_offset = 0;  // first row written (k/v_proj, K RoPE: a KV cache row)
-  std::uint64_t in_row_offset = 0;   // first row read (FinalNorm: of `hidden`)
-  bool on_host = false;              // Sample: runs on the host after the logits gather
+  GemmShape gemm;                      // Gemm, LmHead
+  VectorShape vec;                     // Embedding, Norm, FinalNorm, Rope, Swiglu, Gelu, Add, AllReduce, Sample
+  AttentionShape attn;                 // Attention
+  RopeParams rope;                     // Rope
+  NormKind norm = NormKind::Rms;       // Norm, FinalNorm
+  float eps = 0.0f;                    // Norm, FinalNorm
+  bool learned_positions = false;      // Embedding: also add rows of embed.positions.weight
+  std::uint64_t position = 0;          // Embedding, Rope: position of row 0 (kv_len - q_len)
+  unsigned group = 1;                  // Embedding, Rope: consecutive rows sharing a position (batch)
+  std::uint64_t out_row_offset = 0;    // first row written (k/v_proj, K RoPE: a KV cache row)
+  std::uint64_t in_row_offset = 0;     // first row read (FinalNorm: of `hidden`; Attention: of q and attn)
+  std::uint64_t cache_row_offset = 0;  // Attention: first KV cache row read
+  bool on_host = false;                // Sample: runs on the host after the logits gather
 
   // Costs, in elements (multiply by the data type's bytes).
   std::uint64_t flops = 0;
@@ -158,6 +159,7 @@ struct Graph {
   std::uint64_t hidden = 0, vocab = 0, vocab_padded = 0, vocab_local = 0;
   std::vector<Tensor> tensors;
   std::vector<Op> ops;
+  bool ragged = false;  // a serving step (build_step_graph): sequences of different lengths
 
   std::uint64_t rows() const { return static_cast<std::uint64_t>(q_len) * batch; }
   const Tensor* find(const std::string& name) const;
@@ -184,6 +186,27 @@ std::vector<Tensor> weight_tensors(const ModelConfig& m, const Shard& s);
 /// kv_len = position + 1. Throws std::invalid_argument on a bad shard or sizes.
 Graph build_graph(const ModelConfig& m, const Shard& s, Phase phase, unsigned batch, unsigned q_len, unsigned kv_len,
                   const BuildOptions& opt = {});
+
+/// Part of a serving step: `batch` sequences that each compute `q_len` new positions and
+/// attend over `kv_len` positions in all, their cache rows stored from `cache_row` of the
+/// KV pool on (position-major within the group, as in a uniform graph).
+struct StepGroup {
+  unsigned batch = 1, q_len = 1, kv_len = 1;
+  std::uint64_t cache_row = 0;
+};
+
+/// The graph of one serving step (continuous batching: prompt chunks and decodes of
+/// sequences of different lengths in one forward pass). Every op but attention sees the
+/// step's rows as one matrix (rows = the groups' batch x q_len, in group order), so the
+/// weights are read once; each group gets its own Attention op (causal when q_len > 1) over
+/// its rows of q and its cache rows; the K/V projections write the step's rows into the
+/// pool from the first group's cache_row on; `sampled` rows go through the final norm and
+/// the LM head. The KV cache of every layer is one pool of `pool_rows` rows
+/// ([pool_rows][1][kv_heads][head_dim]); a group's rows must lie inside it. Timing mode
+/// only (Graph::ragged; the compiler's functional path refuses it). Throws
+/// std::invalid_argument naming the bad group or count.
+Graph build_step_graph(const ModelConfig& m, const Shard& s, const std::vector<StepGroup>& groups, unsigned sampled,
+                       std::uint64_t pool_rows, const BuildOptions& opt = {});
 
 struct Cost {
   std::uint64_t ops = 0, flops = 0, weight_elems = 0, act_elems = 0, kv_read_elems = 0, kv_write_elems = 0,
