@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "program_launch.hpp"
 #include "sohusim/workloads/compiler.hpp"
 #include "sohusim/workloads/reference.hpp"
 #include "sohusim/workloads/weights.hpp"
@@ -15,9 +16,6 @@ namespace sohusim::workloads {
 
 namespace {
 
-// Host-side greedy sampling: a vectorised argmax over the logits (assumption: 0.25 ns per
-// logit, i.e. 4 logits per ns on one core).
-constexpr double kArgmaxNsPerLogit = 0.25;
 // Pinned staging buffer for the weight upload, per device.
 constexpr std::uint64_t kStagingBytes = 64ULL << 20;
 
@@ -290,50 +288,6 @@ class Runner {
     return t;
   }
 
-  // The program cut at op boundaries: per graph op its commands, with a TIMESTAMP after
-  // each op that emitted any when profiling (rank 0), plus one stamp before the first.
-  static std::vector<std::vector<driver::Command>> per_op(const CompiledProgram& cp, const driver::HostBuffer* stamps,
-                                                          std::vector<std::size_t>& stamped_ops) {
-    std::vector<std::vector<driver::Command>> ops(cp.op_first.size());
-    unsigned slot = 0;
-    if (stamps != nullptr)
-      ops.front().push_back(driver::timestamp(driver::Space::Host, stamps->dma.iova + 8ULL * slot++));
-    for (std::size_t i = 0; i < cp.op_first.size(); ++i) {
-      for (std::size_t c = 0; c < cp.op_count[i]; ++c) ops[i].push_back(cp.program.commands[cp.op_first[i] + c]);
-      if (stamps != nullptr && cp.op_count[i] > 0) {
-        ops[i].push_back(driver::timestamp(driver::Space::Host, stamps->dma.iova + 8ULL * slot++));
-        stamped_ops.push_back(i);
-      }
-    }
-    return ops;
-  }
-
-  // Launches every rank's program in slices cut at the same op boundaries, round-robin over
-  // the ranks: a queue holds at most queue_entries - 1 commands and launch() blocks while it
-  // is full, so a whole 70B-layer-count program on one rank would wait for its peers'
-  // collectives that were never launched. Slices of at most kSliceCommands keep every rank's
-  // queue fed in step with its peers.
-  void launch_sliced(const std::vector<std::vector<std::vector<driver::Command>>>& per_rank, const std::string& name) {
-    constexpr std::size_t kSliceCommands = 1024;
-    const std::size_t ops = per_rank.front().size();
-    std::size_t begin = 0;
-    while (begin < ops) {
-      std::size_t end = begin, count = 0;
-      while (end < ops && (count == 0 || count + per_rank.front()[end].size() <= kSliceCommands)) {
-        count += per_rank.front()[end].size();
-        ++end;
-      }
-      for (std::size_t r = 0; r < per_rank.size(); ++r) {
-        driver::Program p;
-        p.name = name;
-        for (std::size_t i = begin; i < end; ++i)
-          p.commands.insert(p.commands.end(), per_rank[r][i].begin(), per_rank[r][i].end());
-        if (!p.commands.empty()) rt_.launch(ranks_[r].stream, p);
-      }
-      begin = end;
-    }
-  }
-
   std::vector<std::uint32_t> run_step(Phase phase, unsigned q_len, unsigned kv_len,
                                       const std::vector<std::uint32_t>& tokens, bool profiled, Breakdown& bd) {
     const std::uint64_t rows = static_cast<std::uint64_t>(q_len) * o_.batch;
@@ -352,7 +306,7 @@ class Runner {
     std::vector<std::size_t> stamped;
     driver::HostBuffer stamps;
     std::uint32_t next_tag = tag_;
-    std::vector<std::vector<std::vector<driver::Command>>> programs;
+    std::vector<OpCommands> programs;
     for (Rank& k : ranks_) {
       const Graph g = build_graph(m_, k.shard, phase, o_.batch, q_len, kv_len, build_options());
       CompileOptions co;
@@ -378,7 +332,9 @@ class Runner {
         programs.push_back(per_op(cp, nullptr, stamped));
       }
     }
-    launch_sliced(programs, std::string(to_string(phase)) + " step");
+    std::vector<driver::Stream> streams;
+    for (const Rank& k : ranks_) streams.push_back(k.stream);
+    launch_sliced(rt_, streams, programs, std::string(to_string(phase)) + " step");
     tag_ = next_tag + 1;
     std::vector<std::uint32_t> next(o_.batch, 0);
     if (!last) {

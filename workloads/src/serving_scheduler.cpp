@@ -48,6 +48,12 @@ std::uint32_t StepPlan::decodes() const {
   return n;
 }
 
+std::uint32_t StepPlan::sampled() const {
+  std::uint32_t n = 0;
+  for (const StepItem& i : items) n += i.samples ? 1 : 0;
+  return n;
+}
+
 ServingScheduler::ServingScheduler(const SchedulerOptions& options, const KvCacheOptions& kv,
                                    const counters::Scope& scope)
     : options_(options),
@@ -140,7 +146,7 @@ StepPlan ServingScheduler::plan(double now_s) {
       }
     }
     if (preempted_self) break;
-    plan.items.push_back(StepItem{s.request, 1, static_cast<std::uint32_t>(kv_.tokens(s.request)), false});
+    plan.items.push_back(StepItem{s.request, 1, static_cast<std::uint32_t>(kv_.tokens(s.request)), false, true});
     budget = budget > 0 ? budget - 1 : 0;
   }
   // Swapped sequences come back before anything new is admitted.
@@ -158,7 +164,7 @@ StepPlan ServingScheduler::plan(double now_s) {
     if (s.prefilled >= s.prompt || budget == 0) continue;
     const std::uint32_t chunk = std::min(s.prompt - s.prefilled, budget);
     budget -= chunk;
-    plan.items.push_back(StepItem{s.request, chunk, s.prefilled + chunk, true});
+    plan.items.push_back(StepItem{s.request, chunk, s.prefilled + chunk, true, s.prefilled + chunk == s.prompt});
   }
   // New sequences, first come first served; the head of the queue blocks the rest. A static
   // batch prefills its prompts together whatever the token budget.
@@ -171,7 +177,7 @@ StepPlan ServingScheduler::plan(double now_s) {
       if (chunk == 0 || (!is_static && chunk > budget)) break;
       kv_.admit(s.request, s.prompt);
       budget -= std::min(chunk, budget);
-      plan.items.push_back(StepItem{s.request, chunk, chunk, true});
+      plan.items.push_back(StepItem{s.request, chunk, chunk, true, chunk == s.prompt});
       waiting_.pop_front();
       running_.push_back(s);
     }

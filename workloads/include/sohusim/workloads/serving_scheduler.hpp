@@ -54,6 +54,7 @@ struct StepItem {
   std::uint32_t tokens = 0;
   std::uint32_t context = 0;
   bool prefill = false;  // a prompt chunk (the last one also yields the first output token)
+  bool samples = true;   // the step yields this sequence's next token (a decode, or a prompt's last chunk)
 };
 
 struct StepPlan {
@@ -62,6 +63,7 @@ struct StepPlan {
   std::uint64_t swap_in_bytes = 0;   // and host -> device
   std::uint32_t prefill_tokens() const;
   std::uint32_t decodes() const;
+  std::uint32_t sampled() const;  // sequences that get a token from this step
   bool empty() const { return items.empty() && swap_out_bytes == 0 && swap_in_bytes == 0; }
 };
 
