@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sohusim/driver/command.hpp"
+
 namespace sohusim::tools {
 
 enum ExitCode : int { kOk = 0, kSimulationError = 1, kUsageError = 2 };
@@ -34,10 +36,15 @@ void add_mem_command(CLI::App& root, const GlobalOptions& global, Action& action
 void add_pcie_command(CLI::App& root, const GlobalOptions& global, Action& action);
 void add_gemm_command(CLI::App& root, const GlobalOptions& global, Action& action);
 void add_run_command(CLI::App& root, const GlobalOptions& global, Action& action);
+void add_serve_command(CLI::App& root, const GlobalOptions& global, Action& action);
 void add_report_command(CLI::App& root, const GlobalOptions& global, Action& action);
 
 // Preset folders, in search order: --configs dirs, $SOHUSIM_CONFIGS, the source
 // tree's configs/ (for a binary run from its build tree), the installed ones.
 std::vector<std::filesystem::path> preset_dirs(const GlobalOptions& global);
+std::vector<std::string> preset_dir_strings(const GlobalOptions& global);
+
+// --dtype: fp8 (= fp8_e4m3), fp8_e5m2, bf16, fp16, fp32; UsageError otherwise.
+driver::DType parse_dtype(const std::string& s);
 
 }  // namespace sohusim::tools

@@ -45,21 +45,6 @@ struct RunOptions {
   std::vector<std::string> sets;
 };
 
-driver::DType parse_dtype(const std::string& s) {
-  if (s == "fp8" || s == "fp8_e4m3") return driver::DType::Fp8E4M3;
-  if (s == "fp8_e5m2") return driver::DType::Fp8E5M2;
-  if (s == "bf16") return driver::DType::Bf16;
-  if (s == "fp16") return driver::DType::Fp16;
-  if (s == "fp32") return driver::DType::Fp32;
-  throw UsageError("--dtype: `" + s + "` (allowed: fp8, fp8_e5m2, bf16, fp16, fp32)");
-}
-
-std::vector<std::string> dirs_of(const GlobalOptions& g) {
-  std::vector<std::string> out;
-  for (const auto& p : preset_dirs(g)) out.push_back(p.string());
-  return out;
-}
-
 double sum_glob(counters::Registry& r, const std::string& pattern) {
   double s = 0;
   for (const counters::Stat* st : r.glob(pattern)) s += st->value();
@@ -91,7 +76,7 @@ void write_profile_outputs(platform::Simulator& sim, const std::vector<workloads
 }
 
 int run_run(const GlobalOptions& global, const RunOptions& o) {
-  const std::vector<std::string> dirs = dirs_of(global);
+  const std::vector<std::string> dirs = preset_dir_strings(global);
   workloads::ModelConfig model;
   platform::SystemSpec spec;
   try {

@@ -30,6 +30,7 @@ int sc_main(int argc, char* argv[]) {
   add_pcie_command(app, global, action);
   add_gemm_command(app, global, action);
   add_run_command(app, global, action);
+  add_serve_command(app, global, action);
   add_report_command(app, global, action);
   // CLI11 would only say "a subcommand is required"; name the word it did not know.
   if (argc > 1 && argv[1][0] != '-') {

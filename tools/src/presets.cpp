@@ -14,4 +14,19 @@ std::vector<std::filesystem::path> preset_dirs(const GlobalOptions& global) {
   return dirs;
 }
 
+std::vector<std::string> preset_dir_strings(const GlobalOptions& global) {
+  std::vector<std::string> out;
+  for (const auto& p : preset_dirs(global)) out.push_back(p.string());
+  return out;
+}
+
+driver::DType parse_dtype(const std::string& s) {
+  if (s == "fp8" || s == "fp8_e4m3") return driver::DType::Fp8E4M3;
+  if (s == "fp8_e5m2") return driver::DType::Fp8E5M2;
+  if (s == "bf16") return driver::DType::Bf16;
+  if (s == "fp16") return driver::DType::Fp16;
+  if (s == "fp32") return driver::DType::Fp32;
+  throw UsageError("--dtype: `" + s + "` (allowed: fp8, fp8_e5m2, bf16, fp16, fp32)");
+}
+
 }  // namespace sohusim::tools
