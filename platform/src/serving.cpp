@@ -79,7 +79,8 @@ void trace_requests(counters::TraceRecorder& trace, counters::TrackId process, s
     if (r.token_times_s.empty()) continue;
     const counters::TimeNs first = ns_at(origin_ns, r.token_times_s.front());
     trace.complete(track, scheduled, first - scheduled, prefill,
-                   {{"request", id}, {"input_tokens", std::uint64_t{r.request.input}},
+                   {{"request", id},
+                    {"input_tokens", std::uint64_t{r.request.input}},
                     {"preemptions", std::uint64_t{r.preemptions}}});
     const counters::TimeNs last = ns_at(origin_ns, r.token_times_s.back());
     if (last > first) {
@@ -176,7 +177,8 @@ ServingResult serve(Simulator& sim, const workloads::ModelConfig& model, const S
   if (!setup_error.empty()) throw std::invalid_argument(setup_error);
 
   res.metrics = workloads::serving_metrics(res.records, options.slo);
-  for (const workloads::RequestRecord& r : res.records) res.output_tokens += static_cast<double>(r.token_times_s.size());
+  for (const workloads::RequestRecord& r : res.records)
+    res.output_tokens += static_cast<double>(r.token_times_s.size());
   const double scale = simulated_step_s > 0 ? step_s / simulated_step_s : 1.0;
   for (unsigned d = first; d < first + tp; ++d) {
     const double dynamic = sim.system().device(d).energy(0).total_j - dynamic_before[d - first];

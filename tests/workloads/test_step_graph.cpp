@@ -129,18 +129,21 @@ TEST(StepGraph, EachGroupsAttentionPointsAtItsRowsOfQAndOfThePool) {
 
 TEST(StepGraph, BadGroupsAreRefusedWithTheNumbers) {
   const wl::ModelConfig m = load("tiny");  // 128 positions
-  EXPECT_NE(message([&] { wl::build_step_graph(m, wl::Shard{}, {}, 0, 64); }).find("no sequences"),
+  EXPECT_NE(message([&] { wl::build_step_graph(m, wl::Shard{}, {}, 0, 64); }).find("no sequences"), std::string::npos);
+  EXPECT_NE(message([&] {
+              wl::build_step_graph(m, wl::Shard{}, {{1, 10, 5, 0}}, 1, 64);
+            }).find("group 0: kv_len = 5 < q_len = 10"),
             std::string::npos);
-  EXPECT_NE(message([&] { wl::build_step_graph(m, wl::Shard{}, {{1, 10, 5, 0}}, 1, 64); })
-                .find("group 0: kv_len = 5 < q_len = 10"),
+  EXPECT_NE(message([&] {
+              wl::build_step_graph(m, wl::Shard{}, {{1, 1, 200, 0}}, 1, 4096);
+            }).find("exceeds max_positions = 128"),
             std::string::npos);
-  EXPECT_NE(message([&] { wl::build_step_graph(m, wl::Shard{}, {{1, 1, 200, 0}}, 1, 4096); })
-                .find("exceeds max_positions = 128"),
+  EXPECT_NE(message([&] {
+              wl::build_step_graph(m, wl::Shard{}, {{2, 1, 40, 0}, {1, 1, 40, 70}}, 3, 100);
+            }).find("group 1: cache rows 70 .. 109 outside the pool of 100"),
             std::string::npos);
-  EXPECT_NE(message([&] { wl::build_step_graph(m, wl::Shard{}, {{2, 1, 40, 0}, {1, 1, 40, 70}}, 3, 100); })
-                .find("group 1: cache rows 70 .. 109 outside the pool of 100"),
-            std::string::npos);
-  EXPECT_NE(message([&] { wl::build_step_graph(m, wl::Shard{}, {{2, 1, 40, 0}}, 3, 128); })
-                .find("3 sampled sequences of 2"),
+  EXPECT_NE(message([&] {
+              wl::build_step_graph(m, wl::Shard{}, {{2, 1, 40, 0}}, 3, 128);
+            }).find("3 sampled sequences of 2"),
             std::string::npos);
 }

@@ -105,7 +105,8 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
       throw UsageError(e.what());
     }
   }
-  for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--csv", &o.csv}, {"--stats", &o.stats}}) {
+  for (const auto& [flag, path] :
+       {std::pair<const char*, const std::string*>{"--csv", &o.csv}, {"--stats", &o.stats}}) {
     if (path->empty()) continue;
     std::ofstream probe(*path);
     if (!probe) throw UsageError(std::string(flag) + ": cannot write `" + *path + "`");
@@ -217,9 +218,9 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
     auto row = [&](const char* name, const workloads::Percentiles& p) {
       s << "  " << name << "p50 " << p.p50 * 1e3 << "  p90 " << p.p90 * 1e3 << "  p99 " << p.p99 * 1e3 << " ms\n";
     };
-    s << model.name << " on " << spec.name << " (tp " << tp << "), " << driver::dtype_name(dtype) << ", "
-      << o.scenario << " stream, " << o.scheduler << " batching (max batch " << sched.max_batch << ", max tokens "
-      << sched.max_tokens << ")\n";
+    s << model.name << " on " << spec.name << " (tp " << tp << "), " << driver::dtype_name(dtype) << ", " << o.scenario
+      << " stream, " << o.scheduler << " batching (max batch " << sched.max_batch << ", max tokens " << sched.max_tokens
+      << ")\n";
     s << "  requests     " << m.completed << " completed, " << m.rejected << " rejected, " << m.unfinished
       << " unfinished, " << m.preemptions << " preemptions\n";
     row("TTFT         ", m.ttft_s);
@@ -275,15 +276,20 @@ void add_serve_command(CLI::App& root, const GlobalOptions& global, Action& acti
   cmd->add_option("--duration", o->duration_s, "seconds of arrivals (0: bounded by --requests)");
   cmd->add_option("--clients", o->clients, "closed loop: concurrent clients")->capture_default_str();
   cmd->add_option("--think", o->think_s, "closed loop: seconds between a completion and the client's next request");
-  cmd->add_option("--input-len", o->input_len, "prompt lengths: N | uniform:LO:HI | normal:M:SD | lognormal:M:SD | hist:FILE")
+  cmd->add_option("--input-len", o->input_len,
+                  "prompt lengths: N | uniform:LO:HI | normal:M:SD | lognormal:M:SD | hist:FILE")
       ->capture_default_str();
   cmd->add_option("--output-len", o->output_len, "output lengths, same forms")->capture_default_str();
   cmd->add_option("--trace-file", o->trace_file, "trace: CSV with arrival_s, input_tokens, output_tokens");
   cmd->add_option("--write-requests", o->write_requests, "write the generated requests as a trace CSV");
   cmd->add_option("--scheduler", o->scheduler, "static | continuous | chunked")->capture_default_str();
-  cmd->add_option("--max-batch", o->max_batch, "sequences per step")->capture_default_str()->check(CLI::Range(1u, 4096u));
+  cmd->add_option("--max-batch", o->max_batch, "sequences per step")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 4096u));
   cmd->add_option("--max-tokens", o->max_tokens, "tokens per step (default: the model's positions)");
-  cmd->add_option("--kv-block", o->kv_block, "KV block size, tokens")->capture_default_str()->check(CLI::Range(1u, 4096u));
+  cmd->add_option("--kv-block", o->kv_block, "KV block size, tokens")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 4096u));
   cmd->add_option("--kv-blocks", o->kv_blocks, "at most this many KV blocks (0: all that fit in HBM)");
   cmd->add_option("--memory-utilization", o->memory_utilization,
                   "share of HBM for weights, activations and the KV cache")

@@ -106,10 +106,9 @@ DeviceStepRunner::DeviceStepRunner(driver::Runtime& rt, const ModelConfig& m, co
       throw std::invalid_argument("serving: " + m_.name + " on device " + std::to_string(r) + ": weights " +
                                   gib(p0.weight_bytes) + " and activations " + gib(p0.activation_bytes) + " leave " +
                                   std::to_string(pool) + " KV positions in " +
-                                  std::to_string(static_cast<int>(o_.memory_utilization * 100)) + " % of " +
-                                  gib(hbm) + "; a step of max_batch " + std::to_string(o_.max_batch) +
-                                  " and max_tokens " + std::to_string(o_.max_tokens) + " needs " +
-                                  std::to_string(probe_rows));
+                                  std::to_string(static_cast<int>(o_.memory_utilization * 100)) + " % of " + gib(hbm) +
+                                  "; a step of max_batch " + std::to_string(o_.max_batch) + " and max_tokens " +
+                                  std::to_string(o_.max_tokens) + " needs " + std::to_string(probe_rows));
     }
     pool_rows_ = r == 0 ? pool : std::min(pool_rows_, pool);
   }

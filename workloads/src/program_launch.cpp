@@ -5,7 +5,8 @@ namespace sohusim::workloads {
 OpCommands per_op(const CompiledProgram& cp, const driver::HostBuffer* stamps, std::vector<std::size_t>& stamped_ops) {
   OpCommands ops(cp.op_first.size());
   unsigned slot = 0;
-  if (stamps != nullptr) ops.front().push_back(driver::timestamp(driver::Space::Host, stamps->dma.iova + 8ULL * slot++));
+  if (stamps != nullptr)
+    ops.front().push_back(driver::timestamp(driver::Space::Host, stamps->dma.iova + 8ULL * slot++));
   for (std::size_t i = 0; i < cp.op_first.size(); ++i) {
     for (std::size_t c = 0; c < cp.op_count[i]; ++c) ops[i].push_back(cp.program.commands[cp.op_first[i] + c]);
     if (stamps != nullptr && cp.op_count[i] > 0) {

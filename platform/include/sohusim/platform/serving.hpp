@@ -32,7 +32,7 @@
 namespace sohusim::platform {
 
 struct ServingOptions {
-  workloads::StreamSpec stream;             // generates the requests (closed: the loop)
+  workloads::StreamSpec stream;              // generates the requests (closed: the loop)
   std::vector<workloads::Request> requests;  // or these (an open stream), when not empty
   workloads::SchedulerOptions scheduler;     // max_positions is set from the model
   workloads::DeviceServingOptions device;    // max_batch and max_tokens are the scheduler's
@@ -54,8 +54,8 @@ struct ServingResult {
   std::vector<OccupancySample> occupancy;
   std::uint64_t steps = 0, steps_simulated = 0, steps_reused = 0, commands = 0;
   std::uint64_t weight_bytes = 0, kv_bytes = 0;  // per device
-  double end_s = 0;                               // the last step's end, from the loop's t = 0
-  double start_seconds = 0;                       // simulated time of the loop's t = 0
+  double end_s = 0;                              // the last step's end, from the loop's t = 0
+  double start_seconds = 0;                      // simulated time of the loop's t = 0
   /// The serving devices' energy: static power over the run plus the activity their counters
   /// saw in the simulated steps, scaled to all steps (reused steps do not run the devices).
   double energy_j = 0;

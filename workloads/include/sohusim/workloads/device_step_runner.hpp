@@ -40,14 +40,14 @@ struct DeviceServingOptions {
   unsigned tp = 0;                  // tensor-parallel degree; 0: every device of the host
   std::vector<unsigned> c2c_index;  // runtime device i's chip-to-chip index (default: i)
   AllReduceAlgorithm allreduce = AllReduceAlgorithm::MeshAuto;
-  unsigned max_batch = 64;             // sequences in a step (sizes the head's buffers)
-  std::uint32_t max_tokens = 8192;     // rows in a step (sizes the activation buffers)
-  std::uint32_t block_tokens = 16;     // KV block size
-  double memory_utilization = 0.9;     // share of HBM for weights, activations and KV
-  double kv_watermark = 0.01;          // KvCacheOptions::watermark
-  std::uint64_t kv_blocks = 0;         // at most this many KV blocks (0: all that fit)
-  bool reuse = true;                   // reuse the cost of steps of the same bucketed shape
-  void validate() const;               // std::invalid_argument naming the field
+  unsigned max_batch = 64;          // sequences in a step (sizes the head's buffers)
+  std::uint32_t max_tokens = 8192;  // rows in a step (sizes the activation buffers)
+  std::uint32_t block_tokens = 16;  // KV block size
+  double memory_utilization = 0.9;  // share of HBM for weights, activations and KV
+  double kv_watermark = 0.01;       // KvCacheOptions::watermark
+  std::uint64_t kv_blocks = 0;      // at most this many KV blocks (0: all that fit)
+  bool reuse = true;                // reuse the cost of steps of the same bucketed shape
+  void validate() const;            // std::invalid_argument naming the field
 };
 
 class DeviceStepRunner : public StepRunner {
