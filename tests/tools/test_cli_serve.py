@@ -66,6 +66,22 @@ class ServeCli(unittest.TestCase):
             self.assertEqual({r["status"] for r in rows}, {"completed"})
             self.assertIn("ttft_s", rows[0])
 
+    def test_the_trace_shows_steps_occupancy_and_each_request(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "serve.json")
+            j = self.json_of("--requests", "10", "--rate", "2000", "--trace", path)
+            with open(path) as f:
+                events = json.load(f)["traceEvents"]
+        steps = [e for e in events if e.get("name") == "step" and e.get("ph") == "X"]
+        self.assertEqual(len(steps), j["steps"])
+        self.assertGreater(sum(s["args"]["prefill_tokens"] for s in steps), 0)
+        # each request's phases are async slices (begin/end pairs) on the "requests" track
+        prefills = [e for e in events if e.get("name") == "prefill" and e.get("ph") == "b"]
+        self.assertEqual(sorted(e["args"]["request"] for e in prefills), list(range(10)))
+        kv = [e for e in events if e.get("ph") == "C" and e.get("name", "").startswith("KV blocks used")]
+        self.assertEqual(len(kv), j["steps"])
+        self.assertTrue(any(e.get("args", {}).get("name") == "serving" for e in events if e.get("ph") == "M"))
+
     def test_kv_pressure_preempts_and_recovers(self):
         for swap in ((), ("--swap",)):
             j = self.json_of("--requests", "32", "--rate", "5000", "--kv-blocks", "1", "--input-len", "uniform:32:64",
@@ -73,6 +89,19 @@ class ServeCli(unittest.TestCase):
             self.assertEqual(j["metrics"]["completed"], 32)
             self.assertGreater(j["metrics"]["preemptions"], 0)
             self.assertEqual(j["kv_peak_occupancy"], 1.0)
+
+    def test_gpu_class_systems_have_the_parts_memory_and_serve(self):
+        small = ("--model", "llama-3-8b", "--requests", "4", "--rate", "1000", "--input-len", "64", "--output-len", "4")
+        one = self.json_of("--system", "h100-1", *small)
+        eight = self.json_of("--system", "h100x8", *small)
+        self.assertEqual(one["tp"], 1)
+        self.assertEqual(eight["tp"], 8)
+        for j in (one, eight):
+            self.assertEqual(j["metrics"]["completed"], 4)
+        # weights, activations and the KV pool fill 90 % of the 80 GiB (of 64 GiB, 4 stacks of 16, it could not)
+        used = one["weight_bytes_per_device"] + one["kv_cache_bytes_per_device"]
+        self.assertGreater(used, 0.8 * 80 * 2**30)
+        self.assertLessEqual(used, 0.9 * 80 * 2**30)
 
     def test_too_long_requests_are_rejected_and_counted(self):
         # tiny holds 128 positions: 100 + 50 does not fit
