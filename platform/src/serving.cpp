@@ -187,4 +187,40 @@ ServingResult serve(Simulator& sim, const workloads::ModelConfig& model, const S
   return res;
 }
 
+profiler::ServingProfile serving_profile(const ServingResult& r, const workloads::SloTargets& slo) {
+  profiler::ServingProfile p;
+  p.slo_ttft_s = slo.ttft_s;
+  p.slo_tpot_s = slo.tpot_s;
+  p.kv_blocks = static_cast<double>(r.kv.blocks);
+  std::vector<double> tokens;  // every output token's time
+  for (const workloads::RequestRecord& rec : r.records) {
+    profiler::ServingRequestRecord q;
+    q.id = rec.request.id;
+    q.arrival_s = rec.request.arrival_s;
+    q.input = rec.request.input;
+    q.output = rec.request.output;
+    q.status = rec.rejected ? "rejected" : rec.finished() ? "completed" : "unfinished";
+    q.preemptions = rec.preemptions;
+    q.tokens = static_cast<std::uint32_t>(rec.token_times_s.size());
+    if (rec.first_scheduled_s >= 0) q.queueing_s = rec.first_scheduled_s - rec.request.arrival_s;
+    if (!rec.token_times_s.empty()) {
+      q.ttft_s = rec.token_times_s.front() - rec.request.arrival_s;
+      if (rec.finished()) q.e2e_s = rec.token_times_s.back() - rec.request.arrival_s;
+      if (rec.token_times_s.size() >= 2) {
+        q.tpot_s =
+            (rec.token_times_s.back() - rec.token_times_s.front()) / static_cast<double>(rec.token_times_s.size() - 1);
+      }
+    }
+    tokens.insert(tokens.end(), rec.token_times_s.begin(), rec.token_times_s.end());
+    p.requests.push_back(std::move(q));
+  }
+  std::sort(tokens.begin(), tokens.end());
+  for (const OccupancySample& o : r.occupancy) {
+    const auto produced = std::upper_bound(tokens.begin(), tokens.end(), o.t_s) - tokens.begin();
+    p.samples.push_back(profiler::ServingSample{o.t_s, static_cast<double>(o.kv_blocks), static_cast<double>(o.running),
+                                                static_cast<double>(o.waiting), static_cast<double>(produced)});
+  }
+  return p;
+}
+
 }  // namespace sohusim::platform

@@ -264,6 +264,7 @@ void write_profile(std::ostream& os, const RunProfile& p) {
     facts[place] = o;
   }
   j["facts"] = facts;
+  if (!p.serving.empty()) j["serving"] = serving_json(p.serving);
   os << j.dump(1) << "\n";
   if (!os) throw ProfileError("cannot write the profile");
 }
@@ -397,6 +398,7 @@ RunProfile read_profile(std::istream& is, const std::string& source) {
     }
   }
   try {
+    if (j.contains("serving")) p.serving = read_serving(j["serving"], "$.serving");
     p.validate();
   } catch (const ProfileError& e) {
     throw ProfileError(source + ": " + e.what());

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "report_common.hpp"
+#include "report_serving.hpp"
 
 namespace sohusim::profiler {
 namespace {
@@ -26,6 +27,7 @@ using report_detail::si;
 using report_detail::strf;
 using report_detail::verdict_class;
 using report_detail::verdict_color;
+using report_detail::write_serving_section;
 
 /// Text for HTML content and attribute values.
 std::string esc(const std::string& s) {
@@ -257,6 +259,7 @@ class Report {
   void write() {
     head();
     summary();
+    if (!p_.serving.empty()) write_serving_section(os_, p_.serving, static_cast<int>(width_));
     timeline();
     utilization();
     roofline();
@@ -361,7 +364,9 @@ class Report {
         << "</style>\n</head>\n<body>\n<main>\n"
         << "<h1>" << esc(o_.title) << "</h1>\n";
     if (!o_.subtitle.empty()) os_ << "<p class=\"subtitle\">" << esc(o_.subtitle) << "</p>\n";
-    os_ << "<nav><a href=\"#summary\">summary</a><a href=\"#timeline-section\">timeline</a>"
+    os_ << "<nav><a href=\"#summary\">summary</a>"
+        << (p_.serving.empty() ? "" : "<a href=\"#serving-section\">serving</a>")
+        << "<a href=\"#timeline-section\">timeline</a>"
            "<a href=\"#utilization-section\">utilization</a><a href=\"#roofline-section\">roofline</a>"
            "<a href=\"#stalls-section\">stalls</a><a href=\"#top-ops-section\">top ops</a>"
            "<a href=\"#commands-section\">commands</a><a href=\"#findings-section\">findings</a></nav>\n";

@@ -2,6 +2,7 @@
 """Renders sohusim's reports for real and checks what came out.
 
     render_report.py REPORT.html GRAPH.dot [--ids ID,ID,...] [--keep DIR]
+    render_report.py REPORT.html - --ids ID,...     (no graph: a run without ops, e.g. serving)
     render_report.py --example BIN [--keep DIR]
 
 The HTML report is opened in headless Chromium (Debian's `chromium`): a screenshot must be a
@@ -268,7 +269,8 @@ def main():
             pairs = [(args.html, args.dot, True)]
         for html, dotfile, screenshot in pairs:
             notes += check_html(chromium, html, ids, work, screenshot)
-            notes += check_dot(dot, dotfile, work)
+            if dotfile != "-":
+                notes += check_dot(dot, dotfile, work)
         for n in notes:
             print("render_report: " + n)
         print("render_report: OK in %.1f s%s" % (time.monotonic() - t0, " (outputs in %s)" % work if args.keep else ""))

@@ -4,6 +4,7 @@ import csv
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -34,7 +35,7 @@ class ServeCli(unittest.TestCase):
         r = serve(*TINY, "--requests", "20", "--rate", "2000", "--slo-ttft", "5", "--slo-tpot", "1")
         self.assertEqual(r.returncode, 0, r.stderr)
         for key in ("TTFT", "TPOT", "between tok.", "queueing", "throughput", "SLO", "goodput", "KV cache",
-                    "J per output token", "steps"):
+                    "mJ per output token", "steps"):
             self.assertIn(key, r.stdout)
 
     def test_every_scenario_and_scheduler_completes_its_requests(self):
@@ -81,6 +82,32 @@ class ServeCli(unittest.TestCase):
         kv = [e for e in events if e.get("ph") == "C" and e.get("name", "").startswith("KV blocks used")]
         self.assertEqual(len(kv), j["steps"])
         self.assertTrue(any(e.get("args", {}).get("name") == "serving" for e in events if e.get("ph") == "M"))
+
+    def test_the_profile_and_report_carry_the_serving_run(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        with tempfile.TemporaryDirectory() as d:
+            profile, report, again = (os.path.join(d, n) for n in ("p.json", "r.html", "again.html"))
+            j = self.json_of("--requests", "20", "--rate", "3000", "--slo-ttft", "1", "--slo-tpot", "0.05",
+                             "--profile", profile, "--report", report)
+            with open(profile) as f:
+                serving = json.load(f)["serving"]
+            self.assertEqual(len(serving["requests"]), 20)
+            self.assertEqual(len(serving["samples"]), j["steps"])
+            self.assertEqual(serving["samples"][-1]["output_tokens"],
+                             sum(r["tokens"] for r in serving["requests"]))
+            self.assertEqual(serving["slo_ttft_s"], 0.001)
+            with open(report) as f:
+                html = f.read()
+            for key in ('id="serving-section"', 'id="serving-cdf"', 'id="serving-time"', "SLO"):
+                self.assertIn(key, html)
+            # `sohusim report` reads the profile back; the report renders in Chromium
+            r = subprocess.run([BIN, "report", profile, "-o", again], capture_output=True, text=True, timeout=120,
+                               stdin=subprocess.DEVNULL)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = subprocess.run([sys.executable, os.path.join(here, "render_report.py"), again, "-", "--ids",
+                                "serving-cdf,serving-time"], capture_output=True, text=True, timeout=300)
+            if r.returncode != 77:
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_kv_pressure_preempts_and_recovers(self):
         for swap in ((), ("--swap",)):

@@ -14,9 +14,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "report_outputs.hpp"
+#include "sohusim/platform/profiling/run_profile.hpp"
 #include "sohusim/platform/serving.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/platform/system_spec.hpp"
+#include "sohusim/profiler/analysis.hpp"
+#include "sohusim/profiler/profile.hpp"
 
 namespace sohusim::tools {
 
@@ -41,7 +45,8 @@ struct ServeOptions {
   double memory_utilization = 0.9;
   bool swap = false, no_reuse = false, json = false;
   double slo_ttft_ms = 0, slo_tpot_ms = 0;
-  std::string csv, trace, stats, fidelity;
+  std::string csv, trace, stats, fidelity, profile, report;
+  std::uint64_t profile_interval_ns = 1'000'000;
   std::uint64_t seed = 1;
   std::vector<std::string> sets;
 };
@@ -119,6 +124,8 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
   so.fidelity = o.fidelity;
   so.mode = "timing";
   so.trace_file = o.trace;
+  const bool profiling = !o.profile.empty() || !o.report.empty();
+  if (profiling) so.profile_interval_ns = o.profile_interval_ns;
   std::unique_ptr<platform::Simulator> sim;
   try {
     sim = std::make_unique<platform::Simulator>(so);
@@ -209,6 +216,22 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
   j["wall_seconds"] = sim->wall_seconds();
   if (!failure.empty()) j["failure"] = failure;
 
+  if (profiling) {
+    // The devices' units and counter windows, the summary's scalars, and the serving run.
+    profiler::RunProfile p = platform::build_run_profile(*sim, {}, dtype);
+    for (const auto& [k, v] : j.items()) {
+      if (v.is_number())
+        p.summary[k] = v.get<double>();
+      else if (v.is_string())
+        p.summary_text[k] = v.get<std::string>();
+    }
+    p.serving = platform::serving_profile(r, slo);
+    if (!o.profile.empty()) {
+      std::ofstream os(o.profile);
+      profiler::write_profile(os, p);
+    }
+    if (!o.report.empty()) write_report(p, profiler::analyze(p), o.report, "", "");
+  }
   if (o.json) {
     std::cout << j.dump(2) << "\n";
   } else {
@@ -238,7 +261,7 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
     }
     s << "  KV cache     " << kv.blocks << " blocks of " << kv.block_tokens << " tokens, peak "
       << static_cast<double>(kv_peak) / blocks * 100 << " %, mean " << kv_mean / blocks * 100 << " %\n";
-    s << "  energy       " << (out_tokens > 0 ? energy_j / out_tokens : 0) << " J per output token\n";
+    s << "  energy       " << (out_tokens > 0 ? energy_j / out_tokens * 1e3 : 0) << " mJ per output token\n";
     s.precision(3);
     s << "  steps        " << r.steps << " (" << r.steps_simulated << " simulated, " << r.steps_reused
       << " of a shape seen before)\n";
@@ -304,6 +327,12 @@ void add_serve_command(CLI::App& root, const GlobalOptions& global, Action& acti
   cmd->add_option("--csv", o->csv, "write one line per request");
   cmd->add_option("--trace", o->trace, "trace file (.pftrace: Perfetto protobuf; .json: Chrome JSON)");
   cmd->add_option("--stats", o->stats, "statistics file (.json or .csv)");
+  cmd->add_option("--profile", o->profile,
+                  "write the run's profile (JSON, with the serving run; `sohusim report` reads it)");
+  cmd->add_option("--report", o->report, "write the profiler's HTML report, its serving section first");
+  cmd->add_option("--profile-interval", o->profile_interval_ns, "counter sampling interval of the profile, ns")
+      ->capture_default_str()
+      ->check(CLI::Range(100ULL, 1'000'000'000ULL));
   cmd->add_option("--seed", o->seed, "seed of the request stream")->capture_default_str();
   cmd->add_option("--set", o->sets, "config override key=value (repeatable)");
   // A later value of an option replaces an earlier one (scripts append their overrides).

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sohusim/platform/simulator.hpp"
+#include "sohusim/profiler/serving_profile.hpp"
 #include "sohusim/workloads/device_step_runner.hpp"
 #include "sohusim/workloads/model_config.hpp"
 #include "sohusim/workloads/request_stream.hpp"
@@ -64,5 +65,9 @@ struct ServingResult {
 };
 
 ServingResult serve(Simulator& sim, const workloads::ModelConfig& model, const ServingOptions& options);
+
+/// The run as the profiler keeps it (RunProfile::serving): each request's latencies, the
+/// occupancy after each step with the output tokens produced so far, the SLO.
+profiler::ServingProfile serving_profile(const ServingResult& r, const workloads::SloTargets& slo);
 
 }  // namespace sohusim::platform

@@ -27,7 +27,8 @@
 //    "commands": [{"place", "name", "count", "mean", "p50", "p90", "p99", "max",
 //                  "work": {resource: amount}}],
 //    "hosts":    [{"place", "busy_ns", "api_calls", "commands", "wait_ns"}],
-//    "facts":    {place: {key: number}}}
+//    "facts":    {place: {key: number}},
+//    "serving":  a serving run's requests and occupancy (serving_profile.hpp; optional)}
 // read_profile() checks
 // the format tag, the version and every field, and throws ProfileError naming the file, the
 // JSON path (e.g. `ops[12].duration_ns`) and what was wrong: a truncated file, another
@@ -39,6 +40,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "sohusim/profiler/serving_profile.hpp"
 
 namespace sohusim::profiler {
 
@@ -170,6 +173,8 @@ struct RunProfile {
   /// Per-place facts the detectors read, by documented key (analysis.hpp): e.g.
   /// "dev0" -> {"pcie_mps_bytes": 256, "pcie_h2d_avg_payload_bytes": 64, "hbm_row_hit_rate": 0.4}.
   std::map<std::string, std::map<std::string, double>> facts;
+  /// A serving run's requests and occupancy (empty for a single request).
+  ServingProfile serving;
 
   /// The unit of `place` and `resource`, or nullptr.
   const Unit* unit(const std::string& place, Resource r) const;
