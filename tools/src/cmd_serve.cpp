@@ -110,8 +110,10 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
       throw UsageError(e.what());
     }
   }
-  for (const auto& [flag, path] :
-       {std::pair<const char*, const std::string*>{"--csv", &o.csv}, {"--stats", &o.stats}}) {
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--csv", &o.csv},
+                                   {"--stats", &o.stats},
+                                   {"--profile", &o.profile},
+                                   {"--report", &o.report}}) {
     if (path->empty()) continue;
     std::ofstream probe(*path);
     if (!probe) throw UsageError(std::string(flag) + ": cannot write `" + *path + "`");
