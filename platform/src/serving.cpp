@@ -110,6 +110,21 @@ ServingResult serve(Simulator& sim, const workloads::ModelConfig& model, const S
     for (unsigned i = 0; i < spec.hosts[options.host].devices; ++i) dev.c2c_index.push_back(first + i);
   }
   dev.validate();
+  // What can be checked before simulating: the shard and every rank's memory plan (the run's
+  // own set-up then cannot fail on them, inside host programs).
+  {
+    const unsigned devices = spec.hosts[options.host].devices;
+    const unsigned tp = dev.tp == 0 ? devices : dev.tp;
+    if (tp > devices) {
+      throw std::invalid_argument("serving: tensor-parallel degree " + std::to_string(tp) + " but host " +
+                                  std::to_string(options.host) + " has " + std::to_string(devices) + " devices");
+    }
+    unsigned first_device = 0;
+    for (unsigned h = 0; h < options.host; ++h) first_device += spec.hosts[h].devices;
+    std::vector<std::uint64_t> hbm;
+    for (unsigned r = 0; r < tp; ++r) hbm.push_back(sim.system().device(first_device + r).params().hbm_bytes);
+    workloads::DeviceStepRunner::plan_pool(model, dev, hbm);
+  }
   workloads::StreamSpec stream = options.stream;
   stream.max_length = std::min(stream.max_length, model.max_positions);
   std::vector<workloads::Request> requests = options.requests;
@@ -174,7 +189,7 @@ ServingResult serve(Simulator& sim, const workloads::ModelConfig& model, const S
   } catch (const SimulationError& e) {
     res.failure = e.what();
   }
-  if (!setup_error.empty()) throw std::invalid_argument(setup_error);
+  if (!setup_error.empty()) res.failure = setup_error;  // checked before the run: not expected
 
   res.metrics = workloads::serving_metrics(res.records, options.slo);
   for (const workloads::RequestRecord& r : res.records)

@@ -60,6 +60,61 @@ void DeviceServingOptions::validate() const {
     bad("kv_watermark = " + std::to_string(kv_watermark) + " (allowed [0, 1))");
 }
 
+namespace {
+
+// The largest step the buffers must hold: max_batch decodes plus max_tokens prompt rows (in
+// chunks of at most the model's positions); `rows` gets its row count.
+std::vector<StepGroup> largest_step(const ModelConfig& m, const DeviceServingOptions& o, std::uint64_t& rows) {
+  std::vector<StepGroup> largest{StepGroup{o.max_batch, 1, 1, 0}};
+  rows = o.max_batch;
+  for (std::uint64_t left = o.max_tokens; left > 0;) {
+    const unsigned q = static_cast<unsigned>(std::min<std::uint64_t>(left, m.max_positions));
+    largest.push_back(StepGroup{1, q, q, rows});
+    rows += q;
+    left -= q;
+  }
+  return largest;
+}
+
+}  // namespace
+
+DeviceStepRunner::PoolPlan DeviceStepRunner::plan_pool(const ModelConfig& m, const DeviceServingOptions& o,
+                                                       const std::vector<std::uint64_t>& hbm_bytes) {
+  o.validate();
+  const auto tp = static_cast<unsigned>(hbm_bytes.size());
+  if (tp == 0) throw std::invalid_argument("serving: no device to serve on");
+  check_shard(m, Shard{tp, 0});
+  std::uint64_t rows = 0;
+  const std::vector<StepGroup> largest = largest_step(m, o, rows);
+  const std::uint64_t probe_rows = (rows + o.block_tokens - 1) / o.block_tokens * o.block_tokens;
+  PoolPlan plan;
+  for (unsigned r = 0; r < tp; ++r) {
+    const Shard s{tp, r};
+    const std::uint64_t hbm = hbm_bytes[r];
+    const Graph probe = build_step_graph(m, s, largest, o.max_batch, probe_rows);
+    const MemoryPlan p0 = plan_memory(m, s, o.dtype, probe, hbm);
+    plan.row_bytes = p0.kv_bytes / probe_rows;
+    const std::uint64_t fixed = p0.total_bytes - p0.kv_bytes;
+    const auto budget = static_cast<std::uint64_t>(static_cast<double>(hbm) * o.memory_utilization);
+    const std::uint64_t rows_fit = budget > fixed ? (budget - fixed) / plan.row_bytes : 0;
+    std::uint64_t pool = std::min<std::uint64_t>(rows_fit, 0xFFFF'FFFFULL) / o.block_tokens * o.block_tokens;
+    if (o.kv_blocks != 0 && pool >= probe_rows) {
+      // A smaller cache on request, never below what the largest step writes.
+      pool = std::max(probe_rows, std::min(pool, o.kv_blocks * o.block_tokens));
+    }
+    if (pool < probe_rows) {
+      throw std::invalid_argument("serving: " + m.name + " on device " + std::to_string(r) + ": weights " +
+                                  gib(p0.weight_bytes) + " and activations " + gib(p0.activation_bytes) + " leave " +
+                                  std::to_string(pool) + " KV positions in " +
+                                  std::to_string(static_cast<int>(o.memory_utilization * 100)) + " % of " + gib(hbm) +
+                                  "; a step of max_batch " + std::to_string(o.max_batch) + " and max_tokens " +
+                                  std::to_string(o.max_tokens) + " needs " + std::to_string(probe_rows));
+    }
+    plan.rows = r == 0 ? pool : std::min(plan.rows, pool);
+  }
+  return plan;
+}
+
 DeviceStepRunner::DeviceStepRunner(driver::Runtime& rt, const ModelConfig& m, const DeviceServingOptions& o)
     : rt_(rt), m_(m), o_(o), eb_(element_bytes(o.dtype)) {
   o_.validate();
@@ -75,47 +130,17 @@ DeviceStepRunner::DeviceStepRunner(driver::Runtime& rt, const ModelConfig& m, co
     throw std::invalid_argument("serving: chip-to-chip indices of " + std::to_string(o_.c2c_index.size()) +
                                 " devices given for " + std::to_string(tp_) + " ranks");
   }
-  check_shard(m_, Shard{tp_, 0});
-
-  // The largest step the buffers must hold: max_batch decodes plus max_tokens prompt rows
-  // (in chunks of at most the model's positions).
-  std::vector<StepGroup> largest{StepGroup{o_.max_batch, 1, 1, 0}};
-  std::uint64_t rows = o_.max_batch;
-  for (std::uint64_t left = o_.max_tokens; left > 0;) {
-    const unsigned q = static_cast<unsigned>(std::min<std::uint64_t>(left, m_.max_positions));
-    largest.push_back(StepGroup{1, q, q, rows});
-    rows += q;
-    left -= q;
-  }
-  const std::uint64_t probe_rows = (rows + o_.block_tokens - 1) / o_.block_tokens * o_.block_tokens;
-  for (unsigned r = 0; r < tp_; ++r) {
-    const Shard s{tp_, r};
-    const std::uint64_t hbm = rt_.device_info(r).hbm_bytes;
-    const Graph probe = build_step_graph(m_, s, largest, o_.max_batch, probe_rows);
-    const MemoryPlan p0 = plan_memory(m_, s, o_.dtype, probe, hbm);
-    row_bytes_ = p0.kv_bytes / probe_rows;
-    const std::uint64_t fixed = p0.total_bytes - p0.kv_bytes;
-    const auto budget = static_cast<std::uint64_t>(static_cast<double>(hbm) * o_.memory_utilization);
-    const std::uint64_t rows_fit = budget > fixed ? (budget - fixed) / row_bytes_ : 0;
-    std::uint64_t pool = std::min<std::uint64_t>(rows_fit, 0xFFFF'FFFFULL) / o_.block_tokens * o_.block_tokens;
-    if (o_.kv_blocks != 0 && pool >= probe_rows) {
-      // A smaller cache on request, never below what the largest step writes.
-      pool = std::max(probe_rows, std::min(pool, o_.kv_blocks * o_.block_tokens));
-    }
-    if (pool < probe_rows) {
-      throw std::invalid_argument("serving: " + m_.name + " on device " + std::to_string(r) + ": weights " +
-                                  gib(p0.weight_bytes) + " and activations " + gib(p0.activation_bytes) + " leave " +
-                                  std::to_string(pool) + " KV positions in " +
-                                  std::to_string(static_cast<int>(o_.memory_utilization * 100)) + " % of " + gib(hbm) +
-                                  "; a step of max_batch " + std::to_string(o_.max_batch) + " and max_tokens " +
-                                  std::to_string(o_.max_tokens) + " needs " + std::to_string(probe_rows));
-    }
-    pool_rows_ = r == 0 ? pool : std::min(pool_rows_, pool);
-  }
+  std::vector<std::uint64_t> hbm;
+  for (unsigned r = 0; r < tp_; ++r) hbm.push_back(rt_.device_info(r).hbm_bytes);
+  const PoolPlan pool = plan_pool(m_, o_, hbm);
+  pool_rows_ = pool.rows;
+  row_bytes_ = pool.row_bytes;
+  std::uint64_t rows = 0;
+  const std::vector<StepGroup> largest = largest_step(m_, o_, rows);
   for (unsigned r = 0; r < tp_; ++r) {
     const Shard s{tp_, r};
     const Graph g = build_step_graph(m_, s, largest, o_.max_batch, pool_rows_);
-    MemoryPlan p = plan_memory(m_, s, o_.dtype, g, rt_.device_info(r).hbm_bytes);
+    MemoryPlan p = plan_memory(m_, s, o_.dtype, g, hbm[r]);
     p.base = rt_.malloc(r, p.total_bytes);
     plans_.push_back(std::move(p));
     streams_.push_back(rt_.create_stream(r));

@@ -59,6 +59,16 @@ class DeviceStepRunner : public StepRunner {
   DeviceStepRunner(const DeviceStepRunner&) = delete;
   DeviceStepRunner& operator=(const DeviceStepRunner&) = delete;
 
+  /// The KV pool each of `hbm_bytes.size()` ranks can hold, in rows (positions, a multiple
+  /// of block_tokens; the smallest over the ranks) of `row_bytes` each. What the constructor
+  /// allocates; callers check with it before simulating. Throws std::invalid_argument when
+  /// the model does not fit (with the numbers) or the options are bad.
+  struct PoolPlan {
+    std::uint64_t rows = 0, row_bytes = 0;
+  };
+  static PoolPlan plan_pool(const ModelConfig& m, const DeviceServingOptions& o,
+                            const std::vector<std::uint64_t>& hbm_bytes);
+
   /// The KV pool as the scheduler's block manager sees it.
   KvCacheOptions kv_cache() const;
   double run(const StepPlan& plan, double start_s) override;
