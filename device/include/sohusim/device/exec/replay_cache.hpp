@@ -57,7 +57,7 @@ class ReplayCache {
   /// 40 B): past it the oldest records go. A record of a GEMM on `sohu` changes about 3,000
   /// counters; serving steps bring shapes without end (every step's row count and contexts),
   /// while a layer's shapes recur within a step, so the recent ones are worth keeping.
-  static constexpr std::size_t kMaxIncrements = std::size_t{2} << 20;
+  static constexpr std::size_t kMaxIncrements = std::size_t{4} << 20;
   /// Keeps the first record of a signature.
   void insert(const std::vector<std::uint32_t>& signature, Record r) {
     const std::size_t n = r.increments.size();
