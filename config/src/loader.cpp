@@ -15,6 +15,7 @@
 
 #include "document.hpp"
 #include "sohusim/config/config.hpp"
+#include "sohusim/config/yaml_aliases.hpp"
 #include "validation.hpp"
 
 namespace sohusim::config {
@@ -139,6 +140,14 @@ class LayerReader {
   void read_text(const std::string& text, const std::string& shown, const fs::path& folder, Node& into) {
     std::vector<YAML::Node> documents;
     try {
+      if (const std::optional<TextPosition> alias = first_yaml_alias(text)) {
+        ConfigDiagnostic diagnostic;
+        diagnostic.file = shown;
+        diagnostic.line = alias->line;
+        diagnostic.column = alias->column;
+        diagnostic.message = "YAML aliases (*name) are not allowed in a config file; write the value out";
+        fail(std::move(diagnostic));
+      }
       documents = YAML::LoadAll(text);
     } catch (const YAML::Exception& error) {
       ConfigDiagnostic diagnostic;
@@ -329,6 +338,9 @@ ConfigLoader& ConfigLoader::set(std::string_view assignment) {
   const std::string text(assignment.substr(equals + 1));
   YAML::Node yaml;
   try {
+    if (first_yaml_alias(text)) {
+      fail(diagnostic_at(set_source(), key, "YAML aliases (*name) are not allowed in a value; write the value out"));
+    }
     yaml = YAML::Load(text);
   } catch (const YAML::Exception& error) {
     fail(diagnostic_at(set_source(), key, "malformed value \"" + text + "\": " + error.msg));

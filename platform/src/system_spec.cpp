@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sohusim/config/units.hpp"
+#include "sohusim/config/yaml_aliases.hpp"
 
 namespace sohusim::platform {
 
@@ -120,6 +121,10 @@ std::vector<std::pair<unsigned, unsigned>> SystemSpec::links_of(unsigned h) cons
 SystemSpec SystemSpec::parse(const std::string& yaml, const std::string& source) {
   YAML::Node root;
   try {
+    if (const std::optional<config::TextPosition> alias = config::first_yaml_alias(yaml)) {
+      throw std::invalid_argument(source + ":" + std::to_string(alias->line) + ":" + std::to_string(alias->column) +
+                                  ": YAML aliases (*name) are not allowed in a system file; write the value out");
+    }
     root = YAML::Load(yaml);
   } catch (const YAML::Exception& e) {
     throw std::invalid_argument(source + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);

@@ -384,6 +384,25 @@ TEST_F(ConfigLoaderTest, MalformedYamlGivesTheParserMessageAndLine) {
                                ":1:1: the top level of a config file must be a map of keys, not a list or a value"});
 }
 
+TEST_F(ConfigLoaderTest, YamlAliasesAreRefusedBeforeAnythingIsExpanded) {
+  // Ten levels of ten references: 10^10 nodes once expanded ("billion laughs").
+  std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int n = 1; n <= 10; ++n) {
+    bomb += "a" + std::to_string(n) + ": &a" + std::to_string(n) + " [";
+    for (int i = 0; i < 10; ++i) bomb += (i ? ", *a" : "*a") + std::to_string(n - 1);
+    bomb += "]\n";
+  }
+  const fs::path file = write("bomb.yaml", bomb);
+  EXPECT_EQ(errors([&] { loader().load_file(file); }),
+            std::vector<std::string>{shown("bomb.yaml") +
+                                     ":2:10: YAML aliases (*name) are not allowed in a config file; write the value "
+                                     "out"});
+  EXPECT_EQ(errors([&] { loader().set("sim.seed=*a"); }).size(), 1U);
+  // An anchor alone is data like any other.
+  const fs::path anchored = write("anchored.yaml", "sim:\n  seed: &s 5\n");
+  EXPECT_EQ(loader().load_file(anchored).resolve().get_uint("sim.seed"), 5U);
+}
+
 TEST_F(ConfigLoaderTest, KeyGivenTwiceInOneFileIsAnError) {
   const fs::path file = write("x.yaml", "sim:\n  seed: 1\nsim.seed: 2\n");
   EXPECT_EQ(

@@ -46,6 +46,8 @@ TEST(SystemSpec, BadFilesNameTheKey) {
   EXPECT_NE(error_of("hosts: [{devices: 2}]\nnetwork: {bandwidth: fast}").find("network.bandwidth"), std::string::npos);
   EXPECT_NE(error_of("hosts: [{devices: 1}]\ncolour: red").find("unknown key"), std::string::npos);
   EXPECT_NE(error_of("hosts: [{devices: 1}]\nhost_costs: {launch: 5}").find("host_costs.launch"), std::string::npos);
+  EXPECT_NE(error_of("x: &a [1, 2]\ny: [*a, *a]\nhosts: [{devices: 1}]").find("sys.yaml:2:5: YAML aliases"),
+            std::string::npos);
   try {
     SystemSpec::load("sohu-3", test::config_dirs());
     FAIL() << "an unknown system loaded";
