@@ -128,6 +128,21 @@ class RunCli(unittest.TestCase):
         self.usage_error("--model", "gpt-3-175b", "--dtype", "fp16", "--prompt", "16", "--gen", "2",
                          expect=("does not fit", "GiB"))
 
+    def test_absurd_model_sizes_are_refused_before_any_graph_is_built(self):
+        # a billion layers: within the schema's range, 2e8 GiB of weights; refused at once
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(os.environ.get("SOHUSIM_SOURCE_DIR", "../.."), "configs", "models", "llama-3-8b.json")
+            with open(src) as f:
+                cfg = json.load(f)
+            cfg["num_hidden_layers"] = 1000000000
+            p = os.path.join(d, "huge.json")
+            with open(p, "w") as f:
+                json.dump(cfg, f)
+            r = run("--model", p, timeout=20)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("does not fit: its matrix weights alone need", r.stderr)
+            self.assertIn("1000000000 layers", r.stderr)
+
     def test_a_system_that_wires_missing_devices_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
             p = os.path.join(d, "sys.yaml")

@@ -151,6 +151,7 @@ class ServeCli(unittest.TestCase):
         self.usage_error("--model", "llama-3-70b", "--system", "sohu-1", "--dtype", "bf16",
                          expect=("llama-3-70b", "GiB"))
         self.usage_error("--system", "sohu-2x8", expect=("2 hosts",))
+        self.usage_error(*TINY, "--max-batch", "8", "--memory-utilization", "0.0000001", expect=("KV positions",))
         self.usage_error(*TINY, "--report", "/nonexistent/r.html", expect=("--report", "/nonexistent/r.html"))
 
 

@@ -133,6 +133,7 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
     }
     for (unsigned r = 0; r < tp; ++r) {
       const workloads::Shard s{tp, r};
+      workloads::check_weights_fit(model, s, dtype, sim->system().device(r).params().hbm_bytes);
       const workloads::Graph g =
           workloads::build_graph(model, s, workloads::Phase::Prefill, o.batch, o.prompt, o.prompt, bo);
       workloads::plan_memory(model, s, dtype, g, sim->system().device(r).params().hbm_bytes);

@@ -28,6 +28,23 @@ std::uint64_t MemoryPlan::address(const std::string& tensor) const {
   return base + it->second.offset;
 }
 
+void check_weights_fit(const ModelConfig& m, const Shard& s, driver::DType dtype, std::uint64_t hbm_bytes) {
+  // The matrix weights split evenly over the ranks: a lower bound of what a rank holds. In
+  // long double, so that absurd sizes (a billion layers) compare rather than wrap.
+  using L = long double;
+  const L h = m.hidden, q = m.q_dim(), kv = m.kv_dim(), inter = m.intermediate;
+  const L per_layer = h * q + 2 * h * kv + q * h + (m.gated_mlp ? 3 : 2) * h * inter;
+  const L params = per_layer * m.layers + static_cast<L>(m.vocab) * h;  // as matmul_parameter_count()
+  const L need = params * element_bytes(dtype) / std::max(1u, s.tp_degree);
+  if (need > static_cast<long double>(hbm_bytes)) {
+    const auto shown = need > 1e18L ? std::string("more than 1e9 GiB") : gib(static_cast<std::uint64_t>(need));
+    throw std::invalid_argument("model `" + m.name + "` does not fit: its matrix weights alone need " + shown +
+                                " per device (" + std::to_string(m.layers) + " layers, tensor-parallel degree " +
+                                std::to_string(s.tp_degree) + ") but the device has " + gib(hbm_bytes) +
+                                "; use more devices or a narrower data type, or check the model's sizes");
+  }
+}
+
 MemoryPlan plan_memory(const ModelConfig& m, const Shard& s, driver::DType dtype, const Graph& prefill,
                        std::uint64_t hbm_bytes) {
   const unsigned eb = element_bytes(dtype);

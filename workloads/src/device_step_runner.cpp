@@ -84,6 +84,7 @@ DeviceStepRunner::PoolPlan DeviceStepRunner::plan_pool(const ModelConfig& m, con
   const auto tp = static_cast<unsigned>(hbm_bytes.size());
   if (tp == 0) throw std::invalid_argument("serving: no device to serve on");
   check_shard(m, Shard{tp, 0});
+  for (unsigned r = 0; r < tp; ++r) check_weights_fit(m, Shard{tp, r}, o.dtype, hbm_bytes[r]);
   std::uint64_t rows = 0;
   const std::vector<StepGroup> largest = largest_step(m, o, rows);
   const std::uint64_t probe_rows = (rows + o.block_tokens - 1) / o.block_tokens * o.block_tokens;

@@ -207,6 +207,7 @@ class Runner {
       Rank k;
       k.device = r;
       k.shard = Shard{tp_, r};
+      check_weights_fit(m_, k.shard, o_.dtype, rt_.device_info(r).hbm_bytes);
       const Graph g = build_graph(m_, k.shard, Phase::Prefill, o_.batch, o_.prompt, o_.prompt, build_options());
       k.plan = plan_memory(m_, k.shard, o_.dtype, g, rt_.device_info(r).hbm_bytes);
       k.plan.base = rt_.malloc(r, k.plan.total_bytes);

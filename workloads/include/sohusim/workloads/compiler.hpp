@@ -64,6 +64,11 @@ struct MemoryPlan {
   std::uint64_t address(const std::string& tensor) const;  // base + offset; throws naming the tensor
 };
 
+/// Before any graph is built: throws std::invalid_argument (with the numbers) when the
+/// rank's share of the matrix weights alone exceeds `hbm_bytes`, so that a model far too
+/// large for the device, or a config with absurd sizes, is reported at once.
+void check_weights_fit(const ModelConfig& m, const Shard& s, driver::DType dtype, std::uint64_t hbm_bytes);
+
 /// Lays out one rank's tensors. `prefill` is the rank's largest graph (its activation
 /// shapes size the buffers); `hbm_bytes` the device's capacity.
 MemoryPlan plan_memory(const ModelConfig& m, const Shard& s, driver::DType dtype, const Graph& prefill,
