@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -407,6 +408,9 @@ RunProfile read_profile(std::istream& is, const std::string& source) {
 }
 
 RunProfile read_profile_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ProfileError(path + ": is a directory; give the profile file (`sohusim run --profile FILE`)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ProfileError(path + ": cannot open: " + std::strerror(errno));
   return read_profile(in, path);

@@ -96,6 +96,10 @@ class ReportCli(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertIn("cut.json", r.stderr)
         self.assertIn("truncated", r.stderr)
+        # A directory.
+        r = sohusim("report", os.path.dirname(cut), "-o", "")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("is a directory", r.stderr)
         # A trace given instead of a profile.
         trace = self.path("run.pftrace")
         self.assertEqual(sohusim("run", *SMALL, "--trace", trace).returncode, 0)
