@@ -39,6 +39,20 @@ class Usage(unittest.TestCase):
         rc, _, err = run()
         self.assertEqual(rc, 2)
 
+    def test_zero_negative_and_nan_flags_are_refused_naming_the_flag(self):
+        # each once silently replaced by a default or accepted as is (values above a range are
+        # the configuration's to refuse, naming its key: the commands' own tests)
+        cases = [("pcie", "--ber", "nan"), ("pcie", "--ber", "-1"), ("pcie", "--gen", "0"), ("pcie", "--lanes", "0"),
+                 ("gemm", "--engines", "0"), ("mem", "--stacks", "0"),
+                 ("report", "--gap", "nan"), ("report", "--bound-threshold", "nan"), ("serve", "--slo-ttft", "nan"),
+                 ("serve", "--rate", "inf"), ("serve", "--think", "-1")]
+        for cmd, flag, value in cases:
+            with self.subTest(cmd=cmd, flag=flag, value=value):
+                extra = ("x.json",) if cmd == "report" else ()
+                rc, _, err = run(cmd, *extra, flag, value)
+                self.assertEqual(rc, 2, err)
+                self.assertIn(flag, err)
+
     def test_unknown_subcommand(self):
         rc, _, err = run("frobnicate")
         self.assertEqual(rc, 2)

@@ -44,6 +44,9 @@ void add_report_command(CLI::App& root, const GlobalOptions& global, Action& act
 std::vector<std::filesystem::path> preset_dirs(const GlobalOptions& global);
 std::vector<std::string> preset_dir_strings(const GlobalOptions& global);
 
+// A number in [lo, hi], finite: CLI::Range lets NaN through (every comparison with it is false).
+CLI::Validator finite_range(double lo, double hi);
+
 // --dtype: fp8 (= fp8_e4m3), fp8_e5m2, bf16, fp16, fp32; UsageError otherwise.
 driver::DType parse_dtype(const std::string& s);
 

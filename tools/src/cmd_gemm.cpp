@@ -236,7 +236,7 @@ void add_gemm_command(CLI::App& root, const GlobalOptions& global, Action& actio
       ->check(CLI::IsMember({"ws", "os", "is"}));
   cmd->add_option("--fold-model", o->fold_model, "overlap | scalesim (default: the preset's)")
       ->check(CLI::IsMember({"overlap", "scalesim"}));
-  cmd->add_option("--engines", o->engines, "matrix engines (default: the preset's)");
+  cmd->add_option("--engines", o->engines, "matrix engines (default: the preset's)")->check(CLI::PositiveNumber);
   cmd->add_option("--array", o->array, "systolic array RxC, e.g. 128x128 (default: the preset's)");
   add_output_options(cmd, o->out, "YAML config file(s), applied after the preset");
   cmd->callback([o, &global, &action] { action = [o, &global] { return run_gemm(global, *o); }; });

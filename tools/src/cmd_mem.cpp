@@ -405,7 +405,7 @@ void add_mem_command(CLI::App& root, const GlobalOptions& global, Action& action
       "mem", "drive the HBM model with a traffic pattern or a request trace; print bandwidth, latency, row hits");
   cmd->add_option("--preset", o->preset, "HBM preset from configs/hbm/ (hbm3-6400, hbm3e-8000, ...)")
       ->capture_default_str();
-  cmd->add_option("--stacks", o->stacks, "HBM stacks (default: the preset's)");
+  cmd->add_option("--stacks", o->stacks, "HBM stacks (default: the preset's)")->check(CLI::PositiveNumber);
   cmd->add_option("--fidelity", o->fidelity, "detailed | fast (default: sim.fidelity)")
       ->check(CLI::IsMember({"detailed", "fast"}));
   cmd->add_option("--refresh", o->refresh, "allbank | perbank | off")

@@ -353,8 +353,8 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
 void add_pcie_command(CLI::App& root, const GlobalOptions& global, Action& action) {
   auto o = std::make_shared<PcieOptions>();
   auto* cmd = root.add_subcommand("pcie", "move data across one PCIe link; print throughput, efficiency, latency");
-  cmd->add_option("--gen", o->gen, "PCIe generation 1..6 (default: pcie.link.generation)");
-  cmd->add_option("--lanes", o->lanes, "link width 1, 2, 4, 8, 16");
+  cmd->add_option("--gen", o->gen, "PCIe generation 1..6 (default: pcie.link.generation)")->check(CLI::PositiveNumber);
+  cmd->add_option("--lanes", o->lanes, "link width 1, 2, 4, 8, 16")->check(CLI::PositiveNumber);
   cmd->add_option("--mps", o->mps, "Max Payload Size, bytes (128 .. 4096)");
   cmd->add_option("--mrrs", o->mrrs, "Max Read Request Size, bytes (128 .. 4096)");
   cmd->add_option("--rcb", o->rcb, "Read Completion Boundary, 64 or 128");
@@ -368,7 +368,7 @@ void add_pcie_command(CLI::App& root, const GlobalOptions& global, Action& actio
   cmd->add_option("--outstanding", o->outstanding, "requests in flight (streams)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--ber", o->ber, "bit error rate for injected LCRC errors (e.g. 1e-9)");
+  cmd->add_option("--ber", o->ber, "bit error rate for injected LCRC errors (e.g. 1e-9)")->check(finite_range(0, 1));
   cmd->add_flag("--no-bulk", o->no_bulk, "move even multi-megabyte requests TLP by TLP");
   cmd->add_option("--capture", o->capture, "write a protocol-analyzer listing of the TLPs to FILE");
   cmd->add_option("--capture-types", o->capture_types, "only these TLP types, e.g. MRd,CplD");

@@ -133,10 +133,10 @@ void add_report_command(CLI::App& root, const GlobalOptions& /*global*/, Action&
   cmd->add_option("--bound-threshold", o->analysis.bound_threshold,
                   "speed of light from which an op is bound by a unit (else latency-bound)")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(finite_range(0.01, 1.0));
   cmd->add_option("--gap", o->analysis.gap_ns, "smallest bubble / launch gap reported, ns")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e12));
+      ->check(finite_range(0.0, 1e12));
   cmd->add_flag("--json", o->json, "print one JSON object (verdict, shares, findings)");
   cmd->callback([o, &action] { action = [o] { return run_report(*o); }; });
 }

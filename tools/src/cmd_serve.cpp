@@ -295,12 +295,18 @@ void add_serve_command(CLI::App& root, const GlobalOptions& global, Action& acti
   cmd->add_option("--dtype", o->dtype, "fp8 | fp8_e5m2 | bf16 | fp16 | fp32")->capture_default_str();
   cmd->add_option("--tp", o->tp, "tensor-parallel degree (default: every device of the host)");
   cmd->add_option("--scenario", o->scenario, "offline | poisson | gamma | closed | trace")->capture_default_str();
-  cmd->add_option("--rate", o->rate, "requests per second (poisson, gamma)")->capture_default_str();
-  cmd->add_option("--cv", o->cv, "coefficient of variation of inter-arrival times (gamma)")->capture_default_str();
+  cmd->add_option("--rate", o->rate, "requests per second (poisson, gamma)")
+      ->check(finite_range(0, 1e12))
+      ->capture_default_str();
+  cmd->add_option("--cv", o->cv, "coefficient of variation of inter-arrival times (gamma)")
+      ->check(finite_range(0, 1e12))
+      ->capture_default_str();
   cmd->add_option("--requests", o->requests, "requests to send (0: bounded by --duration)")->capture_default_str();
-  cmd->add_option("--duration", o->duration_s, "seconds of arrivals (0: bounded by --requests)");
+  cmd->add_option("--duration", o->duration_s, "seconds of arrivals (0: bounded by --requests)")
+      ->check(finite_range(0, 1e9));
   cmd->add_option("--clients", o->clients, "closed loop: concurrent clients")->capture_default_str();
-  cmd->add_option("--think", o->think_s, "closed loop: seconds between a completion and the client's next request");
+  cmd->add_option("--think", o->think_s, "closed loop: seconds between a completion and the client's next request")
+      ->check(finite_range(0, 1e9));
   cmd->add_option("--input-len", o->input_len,
                   "prompt lengths: N | uniform:LO:HI | normal:M:SD | lognormal:M:SD | hist:FILE")
       ->capture_default_str();
@@ -320,8 +326,10 @@ void add_serve_command(CLI::App& root, const GlobalOptions& global, Action& acti
                   "share of HBM for weights, activations and the KV cache")
       ->capture_default_str();
   cmd->add_flag("--swap", o->swap, "preempt by swapping KV blocks to host memory (default: recompute)");
-  cmd->add_option("--slo-ttft", o->slo_ttft_ms, "SLO on time to first token, ms (0: none)");
-  cmd->add_option("--slo-tpot", o->slo_tpot_ms, "SLO on time per output token, ms (0: none)");
+  cmd->add_option("--slo-ttft", o->slo_ttft_ms, "SLO on time to first token, ms (0: none)")
+      ->check(finite_range(0, 1e9));
+  cmd->add_option("--slo-tpot", o->slo_tpot_ms, "SLO on time per output token, ms (0: none)")
+      ->check(finite_range(0, 1e9));
   cmd->add_flag("--no-reuse", o->no_reuse, "simulate every step (default: reuse the cost of a step shape seen before)");
   cmd->add_option("--fidelity", o->fidelity, "fast | detailed (default: the arch's)")
       ->check(CLI::IsMember({"fast", "detailed"}));

@@ -1,4 +1,6 @@
+#include <cmath>
 #include <cstdlib>
+#include <sstream>
 
 #include "cli.hpp"
 
@@ -18,6 +20,27 @@ std::vector<std::string> preset_dir_strings(const GlobalOptions& global) {
   std::vector<std::string> out;
   for (const auto& p : preset_dirs(global)) out.push_back(p.string());
   return out;
+}
+
+CLI::Validator finite_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        double v = 0;
+        try {
+          std::size_t used = 0;
+          v = std::stod(text, &used);
+          if (used != text.size()) return "`" + text + "` is not a number";
+        } catch (const std::exception&) {
+          return "`" + text + "` is not a number";
+        }
+        if (!std::isfinite(v) || v < lo || v > hi) {
+          std::ostringstream os;
+          os << "value " << text << " not in [" << lo << ", " << hi << "]";
+          return os.str();
+        }
+        return {};
+      },
+      "FLOAT in a range");
 }
 
 driver::DType parse_dtype(const std::string& s) {
