@@ -128,6 +128,15 @@ class RunCli(unittest.TestCase):
         self.usage_error("--model", "gpt-3-175b", "--dtype", "fp16", "--prompt", "16", "--gen", "2",
                          expect=("does not fit", "GiB"))
 
+    def test_a_failed_run_still_prints_json_saying_so(self):
+        # cut by sim.stop_time before the request finishes
+        r = run("--model", "tiny", "--prompt", "16", "--gen", "4", "--set", "sim.stop_time=2 us", "--json")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertIs(j["ok"], False)
+        self.assertIn("did not finish", j["failure"])
+        self.assertIs(self.json_of("--model", "tiny", "--prompt", "16", "--gen", "2")["ok"], True)
+
     def test_absurd_model_sizes_are_refused_before_any_graph_is_built(self):
         # a billion layers: within the schema's range, 2e8 GiB of weights; refused at once
         with tempfile.TemporaryDirectory() as d:

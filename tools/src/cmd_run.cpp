@@ -220,6 +220,11 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   sim->close_trace();
   if (!failure.empty()) {
     std::cerr << "sohusim run: " << failure << "\n";
+    if (o.json) {
+      // What a script reading stdout needs to tell a failed run from a finished one.
+      nlohmann::json j = {{"ok", false}, {"failure", failure}, {"model", model.name}, {"system", spec.name}};
+      std::cout << j.dump(2) << "\n";
+    }
     if (profiling) {
       // What ran before the failure: the units, the counter windows and whatever steps finished.
       nlohmann::json j;
@@ -263,6 +268,7 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
 
   {
     nlohmann::json j;
+    j["ok"] = true;
     j["model"] = model.name;
     j["system"] = spec.name;
     j["devices"] = devices;

@@ -179,6 +179,7 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
   const std::string& failure = r.failure;
 
   nlohmann::json j;
+  j["ok"] = failure.empty();
   j["model"] = model.name;
   j["system"] = spec.name;
   j["tp"] = tp;
