@@ -222,7 +222,9 @@ double Simulator::run(const HostProgram& program, const std::vector<unsigned>& h
   if (!kernel_error.empty()) throw SimulationError("simulation failed: " + kernel_error);
   if (*failure) throw SimulationError(**failure);
   if (*remaining != 0) {
-    const bool at_limit = sc_core::sc_time_stamp() >= limit;
+    // Cut by the limit: the clock reached it, or work was still scheduled beyond it (with
+    // SC_EXIT_ON_STARVATION the kernel may return before moving the clock to the limit).
+    const bool at_limit = sc_core::sc_time_stamp() >= limit || sc_core::sc_pending_activity();
     throw SimulationError(
         std::to_string(*remaining) + " host program(s) did not finish: " +
         (at_limit ? "the simulated-time limit sim.stop_time (" + std::to_string(state_->stop_time_s) + " s) was reached"
