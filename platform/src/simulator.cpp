@@ -227,7 +227,7 @@ double Simulator::run(const HostProgram& program, const std::vector<unsigned>& h
     const bool at_limit = sc_core::sc_time_stamp() >= limit || sc_core::sc_pending_activity();
     throw SimulationError(
         std::to_string(*remaining) + " host program(s) did not finish: " +
-        (at_limit ? "the simulated-time limit sim.stop_time (" + std::to_string(state_->stop_time_s) + " s) was reached"
+        (at_limit ? "the simulated-time limit sim.stop_time (" + limit.to_string() + ") was reached"
                   : std::string("nothing is left to happen (a wait that no device or host will satisfy)")));
   }
   return sc_core::sc_time_stamp().to_seconds() - t0;

@@ -135,7 +135,7 @@ class RunCli(unittest.TestCase):
         j = json.loads(r.stdout)
         self.assertIs(j["ok"], False)
         self.assertIn("did not finish", j["failure"])
-        self.assertIn("sim.stop_time", j["failure"])  # not "nothing is left to happen"
+        self.assertIn("sim.stop_time (2 us) was reached", j["failure"])  # not "nothing is left to happen"
         self.assertIs(self.json_of("--model", "tiny", "--prompt", "16", "--gen", "2")["ok"], True)
 
     def test_absurd_model_sizes_are_refused_before_any_graph_is_built(self):
