@@ -3,7 +3,8 @@
 each by the reference workload's time measured in the same run, prints each beside the
 committed baseline (bench/baseline.json) and exits 1 when one is more than --limit times its
 baseline (default 1.5). A slower machine moves the reference as much as the figures, so it
-does not fail the check; a slower sohusim does.
+does not fail the check; a slower sohusim does. A figure past the limit is measured twice
+more and its best ratio kept, so that a burst of load from a neighbour does not fail it.
 
   scripts/perf_check.sh [--build build/release] [--limit 1.5] [--update] [--only NAME]
 
@@ -96,6 +97,20 @@ def main():
     if os.path.exists(BASELINE):
         with open(BASELINE) as f:
             base = json.load(f)["figures"]
+    # A figure past the limit is measured twice more, each time beside a fresh reference, and
+    # its best ratio kept: a neighbour's load only ever makes a run slower, so one quiet run
+    # of three clears noise, while a slower sohusim stays slower in all three.
+    retried = set()
+    if not a.update:
+        for name, program, pattern, _ in FIGURES:
+            b = base.get(name)
+            if name not in measured or not b or measured[name] / b <= a.limit:
+                continue
+            min_time = None if program in ("bench_run", "bench_gemm") else 0.3
+            for _ in range(2):
+                ref = run(a.build, *REFERENCE, 0.5)
+                measured[name] = min(measured[name], run(a.build, program, pattern, min_time) / ref)
+            retried.add(name)
     print("perf_check: figures / reference workload (median of %s ms), against bench/baseline.json"
           % ", ".join("%.1f" % (r * 1e3) for r in refs))
     print("  %-22s %12s %12s %7s  %s" % ("figure", "measured", "baseline", "ratio", "what"))
@@ -108,6 +123,8 @@ def main():
         flag = "  SLOWER" if b and ratio > a.limit else ""
         if flag:
             failed.append(name)
+        if name in retried:
+            flag += "  (best of 3)"
         print("  %-22s %12.5g %12s %7s  %s%s" % (name, measured[name], "%.5g" % b if b else "-",
                                                  "%.2f" % ratio if b else "-", what, flag))
     if "hbm_fast_stream" in measured and "hbm_detailed_stream" in measured:
