@@ -53,6 +53,18 @@ class Usage(unittest.TestCase):
                 self.assertEqual(rc, 2, err)
                 self.assertIn(flag, err)
 
+    def test_two_outputs_to_one_file_are_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            cases = [("run", "--model", "tiny", "--prompt", "8", "--gen", "2", "--trace", "o.json", "--stats", "./o.json"),
+                     ("demo", "--trace", "o.json", "--stats", "o.json"),
+                     ("serve", "--model", "tiny", "--csv", "r.csv", "--report", os.path.join(d, "r.csv"))]
+            for args in cases:
+                with self.subTest(args=args):
+                    rc, _, err = run(*args, cwd=d)
+                    self.assertEqual(rc, 2, err)
+                    self.assertIn("both write", err)
+                    self.assertFalse(os.path.exists(os.path.join(d, "o.json")))
+
     def test_unknown_subcommand(self):
         rc, _, err = run("frobnicate")
         self.assertEqual(rc, 2)

@@ -44,6 +44,11 @@ void add_report_command(CLI::App& root, const GlobalOptions& global, Action& act
 std::vector<std::filesystem::path> preset_dirs(const GlobalOptions& global);
 std::vector<std::string> preset_dir_strings(const GlobalOptions& global);
 
+// Output files must differ: two outputs to one path leave one of them, or a mix of both, in
+// it. UsageError naming both flags when two of the (flag, path) pairs name the same file
+// (empty paths are not written and are skipped).
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+
 // A number in [lo, hi], finite: CLI::Range lets NaN through (every comparison with it is false).
 CLI::Validator finite_range(double lo, double hi);
 

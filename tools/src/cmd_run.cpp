@@ -77,6 +77,9 @@ void write_profile_outputs(platform::Simulator& sim, const std::vector<workloads
 
 int run_run(const GlobalOptions& global, const RunOptions& o) {
   const std::vector<std::string> dirs = preset_dir_strings(global);
+  check_distinct_outputs(
+      {{"--trace", o.trace}, {"--stats", o.stats}, {"--profile", o.profile}, {"--report", o.report}});
+
   workloads::ModelConfig model;
   platform::SystemSpec spec;
   try {

@@ -101,6 +101,12 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
   if (tp > per_host)
     throw UsageError("--tp " + std::to_string(tp) + ": the host has " + std::to_string(per_host) + " devices");
 
+  check_distinct_outputs({{"--trace", o.trace},
+                          {"--stats", o.stats},
+                          {"--csv", o.csv},
+                          {"--profile", o.profile},
+                          {"--report", o.report},
+                          {"--write-requests", o.write_requests}});
   if (!o.write_requests.empty()) {
     if (stream.kind == workloads::StreamKind::Closed)
       throw UsageError("--write-requests: a closed loop's arrivals depend on the run");

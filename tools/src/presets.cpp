@@ -22,6 +22,21 @@ std::vector<std::string> preset_dir_strings(const GlobalOptions& global) {
   return out;
 }
 
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::pair<std::string, std::filesystem::path>> seen;
+  for (const auto& [flag, path] : outputs) {
+    if (path.empty()) continue;
+    std::error_code ec;
+    const std::filesystem::path whole = std::filesystem::absolute(path, ec).lexically_normal();
+    std::filesystem::path p = std::filesystem::weakly_canonical(whole, ec);  // through symlinks
+    if (ec) p = whole;
+    for (const auto& [other, q] : seen) {
+      if (p == q) throw UsageError(flag + " and " + other + " both write `" + path + "`; give each its own file");
+    }
+    seen.emplace_back(flag, p);
+  }
+}
+
 CLI::Validator finite_range(double lo, double hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {

@@ -51,6 +51,7 @@ void add_output_options(CLI::App* cmd, OutputOptions& o, const std::string& conf
 }
 
 void apply_output_options(config::ConfigLoader& loader, const OutputOptions& o) {
+  check_distinct_outputs({{"--trace", o.trace}, {"--stats", o.stats}});
   for (const auto& f : o.files) loader.load_file(f);
   for (const auto& s : o.sets) loader.set(s);
   if (!o.trace.empty()) loader.set("trace.file=" + o.trace);
