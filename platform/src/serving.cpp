@@ -196,8 +196,10 @@ ServingResult serve(Simulator& sim, const workloads::ModelConfig& model, const S
     res.output_tokens += static_cast<double>(r.token_times_s.size());
   const double scale = simulated_step_s > 0 ? step_s / simulated_step_s : 1.0;
   for (unsigned d = first; d < first + tp; ++d) {
-    const double dynamic = sim.system().device(d).energy(0).total_j - dynamic_before[d - first];
-    res.energy_j += sim.system().device(d).energy(res.end_s).total_j - dynamic + dynamic * scale;
+    const device::SohuDevice& dev_d = sim.system().device(d);
+    const double all_dynamic = dev_d.energy(0).total_j;  // every run's activity on this device
+    const double static_j = dev_d.energy(res.end_s).total_j - all_dynamic;
+    res.energy_j += static_j + (all_dynamic - dynamic_before[d - first]) * scale;
   }
   return res;
 }
