@@ -17,6 +17,7 @@
 #include <benchmark/benchmark.h>
 #include <systemc>
 
+#include "bench_sc_main.hpp"
 #include "sohusim/config/config.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/device/device_schema.hpp"
@@ -85,11 +86,3 @@ void BM_Gemm(benchmark::State& state) {
 BENCHMARK(BM_Gemm)->Arg(8192)->Arg(2048)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-
-// libsystemc's main() calls sc_main; whichever main() the linker keeps, the benchmarks run.
-extern "C" [[gnu::used]] int sc_main(int argc, char* argv[]) {
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

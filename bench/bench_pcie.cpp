@@ -15,6 +15,7 @@
 #include <benchmark/benchmark.h>
 #include <systemc>
 
+#include "bench_sc_main.hpp"
 #include "sohusim/counters/registry.hpp"
 #include "sohusim/pcie/pcie_link.hpp"
 #include "sohusim/pcie/pcie_port.hpp"
@@ -100,11 +101,3 @@ void BM_BulkWrites(benchmark::State& state) {
 BENCHMARK(BM_BulkWrites)->Arg(1 << 30)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-
-// libsystemc's main() calls sc_main; whichever main() the linker keeps, the benchmarks run.
-extern "C" [[gnu::used]] int sc_main(int argc, char* argv[]) {
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

@@ -24,6 +24,7 @@
 #include <benchmark/benchmark.h>
 #include <systemc>
 
+#include "bench_sc_main.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/workloads/model_config.hpp"
 #include "sohusim/workloads/scenario.hpp"
@@ -133,10 +134,3 @@ void BM_Llama70bPrefillSohu8(benchmark::State& state) {
 BENCHMARK(BM_Llama70bPrefillSohu8)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-
-extern "C" [[gnu::used]] int sc_main(int argc, char* argv[]) {
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

@@ -14,6 +14,7 @@
 #include <benchmark/benchmark.h>
 #include <systemc>
 
+#include "bench_sc_main.hpp"
 #include "sohusim/platform/serving.hpp"
 #include "sohusim/platform/simulator.hpp"
 #include "sohusim/workloads/model_config.hpp"
@@ -63,11 +64,3 @@ BENCHMARK(BM_ServeLlama8B)->Arg(100)->Arg(10000)->Iterations(1)->Unit(benchmark:
 BENCHMARK(BM_ServeLlama70B)->Arg(10)->Arg(1000)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
 }  // namespace
-
-// libsystemc's main() calls sc_main; whichever main() the linker keeps, the benchmarks run.
-extern "C" [[gnu::used]] int sc_main(int argc, char* argv[]) {
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

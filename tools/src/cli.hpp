@@ -6,12 +6,14 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "sohusim/driver/command.hpp"
+#include "sohusim/platform/simulator.hpp"
 
 namespace sohusim::tools {
 
@@ -43,6 +45,10 @@ void add_report_command(CLI::App& root, const GlobalOptions& global, Action& act
 // tree's configs/ (for a binary run from its build tree), the installed ones.
 std::vector<std::filesystem::path> preset_dirs(const GlobalOptions& global);
 std::vector<std::string> preset_dir_strings(const GlobalOptions& global);
+
+// The simulator of a subcommand: a configuration error stays a ConfigError (exit 2 with its
+// diagnostics), any other bad option std::invalid_argument becomes a UsageError.
+std::unique_ptr<platform::Simulator> make_simulator(const platform::SimulatorOptions& options);
 
 // Output files must differ: two outputs to one path leave one of them, or a mix of both, in
 // it. UsageError naming both flags when two of the (flag, path) pairs name the same file

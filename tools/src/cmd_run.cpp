@@ -118,14 +118,7 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   if (!o.samples.empty() && o.trace.empty())
     throw UsageError("--sample: the samples go into the trace; give --trace FILE");
   if (profiling) so.profile_interval_ns = o.profile_interval_ns;
-  std::unique_ptr<platform::Simulator> sim;
-  try {
-    sim = std::make_unique<platform::Simulator>(so);
-  } catch (const config::ConfigError&) {
-    throw;
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  const std::unique_ptr<platform::Simulator> sim = make_simulator(so);
   // What can be checked before simulating: the shard and the memory plan of every rank.
   try {
     workloads::BuildOptions bo;

@@ -134,14 +134,7 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
   so.trace_file = o.trace;
   const bool profiling = !o.profile.empty() || !o.report.empty();
   if (profiling) so.profile_interval_ns = o.profile_interval_ns;
-  std::unique_ptr<platform::Simulator> sim;
-  try {
-    sim = std::make_unique<platform::Simulator>(so);
-  } catch (const config::ConfigError&) {
-    throw;
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  const std::unique_ptr<platform::Simulator> sim = make_simulator(so);
 
   platform::ServingOptions sv;
   sv.stream = stream;

@@ -22,6 +22,16 @@ std::vector<std::string> preset_dir_strings(const GlobalOptions& global) {
   return out;
 }
 
+std::unique_ptr<platform::Simulator> make_simulator(const platform::SimulatorOptions& options) {
+  try {
+    return std::make_unique<platform::Simulator>(options);
+  } catch (const config::ConfigError&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
 void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
   std::vector<std::pair<std::string, std::filesystem::path>> seen;
   for (const auto& [flag, path] : outputs) {
