@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <systemc>
 
 #include "sohusim/counters/sampler_trace_sink.hpp"
@@ -76,16 +77,12 @@ struct Simulator::State {
 
 Simulator::Simulator(const SimulatorOptions& options) {
   sim::ensure_time_resolution();
-  const std::vector<std::string> dirs = options.config_dirs.empty() ? default_config_dirs() : options.config_dirs;
-  const SystemSpec spec = SystemSpec::load(options.system, dirs);
-  std::vector<std::string> overrides = options.overrides;
-  if (!options.fidelity.empty()) overrides.push_back("sim.fidelity=" + options.fidelity);
-  if (!options.mode.empty()) overrides.push_back("sim.data_mode=" + options.mode);
+  configuration_ = std::make_unique<RunConfiguration>(resolve_configuration(options));
   registry_ = std::make_unique<counters::Registry>();
   trace_ = std::make_unique<counters::TraceRecorder>(
       options.trace_file.empty() ? nullptr
                                  : counters::make_trace_writer(options.trace_file, counters::TraceFormat::Auto));
-  system_ = std::make_unique<System>(spec, dirs, overrides, *registry_, trace_.get());
+  system_ = std::make_unique<System>(*configuration_, *registry_, trace_.get());
   state_ = std::make_unique<State>();
   state_->runtimes.resize(system_->host_count());
   state_->stop_time_s = system_->host_config(0).get_quantity("sim.stop_time");
@@ -246,14 +243,30 @@ double Simulator::simulated_seconds() const {
   return sc_core::sc_time_stamp().to_seconds();
 }
 
-void Simulator::write_stats(const std::string& path) const {
+std::string Simulator::write_stats(const std::string& path) const {
   std::ofstream os(path);
-  if (!os) throw std::runtime_error("cannot write stats file '" + path + "'");
+  if (!os) return "cannot create stats file '" + path + "'";
+  const nlohmann::json record = configuration_->record();
   if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0) {
     registry_->write_csv(os);
+    // The configuration as rows of their own kind: name, kind, unit, value (text), description.
+    for (const auto& [k, v] : record.items()) {
+      std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+      if (text.find_first_of(",\"\n") != std::string::npos) {
+        std::string quoted = "\"";
+        for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+        text = quoted + "\"";
+      }
+      os << "configuration." << k << ",config,," << text << ",the run's configuration\n";
+    }
   } else {
-    registry_->write_json(os);
+    nlohmann::json j = registry_->to_json();
+    j["configuration"] = record;
+    os << j.dump(2) << '\n';
   }
+  os.flush();
+  if (!os) return "writing stats file '" + path + "' failed (device full or I/O error)";
+  return {};
 }
 
 void Simulator::close_trace() {

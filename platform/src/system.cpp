@@ -31,48 +31,14 @@ std::vector<std::string> default_config_dirs() {
   return dirs;
 }
 
-namespace {
-
-std::unique_ptr<config::Config> load_host_config(const SystemSpec& spec, const HostSpec& host,
-                                                 const std::vector<std::string>& dirs,
-                                                 const std::vector<std::string>& overrides) {
-  std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
-  config::ConfigLoader loader(config_schema(), paths);
-  const std::string arch = host.arch.empty() ? spec.arch : host.arch;
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(arch, ec)) {
-    loader.load_file(arch);
-  } else {
-    const std::vector<std::string> all = loader.available_presets();
-    bool found = false;
-    std::string names;
-    for (const auto& p : all) {
-      if (p == "arch/" + arch) found = true;
-      if (p.rfind("arch/", 0) == 0) names += (names.empty() ? "" : ", ") + p.substr(5);
-    }
-    if (!found) {
-      throw std::invalid_argument(spec.source + ": arch `" + arch + "` of host `" + host.name +
-                                  "` is neither a file nor a preset (presets: " + names + ")");
-    }
-    loader.load_preset("arch/" + arch);
-  }
-  for (const std::string& s : spec.sets) loader.set(s);
-  for (const std::string& s : overrides) loader.set(s);
-  return std::make_unique<config::Config>(loader.resolve());
-}
-
-}  // namespace
-
-System::System(const SystemSpec& spec, const std::vector<std::string>& config_dirs,
-               const std::vector<std::string>& overrides, counters::Registry& registry, counters::TraceRecorder* trace)
-    : spec_(spec) {
-  const std::vector<std::string> dirs = config_dirs.empty() ? default_config_dirs() : config_dirs;
+System::System(const RunConfiguration& configuration, counters::Registry& registry, counters::TraceRecorder* trace)
+    : spec_(configuration.spec) {
   const bool tracing = trace != nullptr && trace->enabled();
   unsigned next_device = 0;
   for (unsigned h = 0; h < spec_.hosts.size(); ++h) {
     const HostSpec& hs = spec_.hosts[h];
     auto host = std::make_unique<Host>();
-    host->config = load_host_config(spec_, hs, dirs, overrides);
+    host->config = std::make_unique<config::Config>(configuration.host_configs.at(h));
     std::vector<std::string> categories = host->config->get_strings("trace.categories");
     host->track = tracing ? trace->process_track(hs.name) : 0;
     const bool summary = host->config->get_string("trace.detail") == "summary";

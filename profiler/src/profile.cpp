@@ -194,6 +194,27 @@ void RunProfile::validate() const {
   }
 }
 
+std::string configuration_line(const RunProfile& p) {
+  const auto& c = p.configuration;
+  auto get = [&c](const char* k) {
+    auto it = c.find(k);
+    return it == c.end() ? std::string() : it->second;
+  };
+  std::vector<std::string> parts;
+  if (!get("system").empty())
+    parts.push_back(get("system") + (get("devices").empty() ? "" : " (" + get("devices") + " devices)"));
+  if (!get("arch").empty()) parts.push_back("arch " + get("arch"));
+  if (!get("hbm").empty())
+    parts.push_back("HBM " + get("hbm") + (get("hbm_stacks").empty() ? "" : " x " + get("hbm_stacks")));
+  if (!get("configs").empty() && get("configs") != "[]") parts.push_back("configs " + get("configs"));
+  if (!get("sets").empty() && get("sets") != "[]") parts.push_back("set " + get("sets"));
+  if (!get("version").empty()) parts.push_back("sohusim " + get("version") + " (" + get("commit") + ")");
+  if (!get("hash").empty()) parts.push_back("config " + get("hash"));
+  std::string line;
+  for (const std::string& s : parts) line += (line.empty() ? "" : " \u00b7 ") + s;
+  return line;
+}
+
 void write_profile(std::ostream& os, const RunProfile& p) {
   json j;
   j["format"] = kFormat;
@@ -204,6 +225,7 @@ void write_profile(std::ostream& os, const RunProfile& p) {
   for (const auto& [k, v] : p.summary) summary[k] = v;
   for (const auto& [k, v] : p.summary_text) summary[k] = v;
   j["summary"] = summary;
+  if (!p.configuration.empty()) j["configuration"] = p.configuration;
   json units = json::array();
   for (const Unit& u : p.units)
     units.push_back({{"place", u.place}, {"resource", resource_name(u.resource)}, {"peak", u.peak}});
@@ -308,6 +330,14 @@ RunProfile read_profile(std::istream& is, const std::string& source) {
         p.summary_text[k] = v.get<std::string>();
       else
         rd.fail("$.summary." + k, "expected a number or a string");
+    }
+  }
+  if (j.contains("configuration")) {
+    const json& c = j["configuration"];
+    if (!c.is_object()) rd.fail("$.configuration", "expected an object");
+    for (const auto& [k, v] : c.items()) {
+      if (!v.is_string()) rd.fail("$.configuration." + k, "expected a string");
+      p.configuration[k] = v.get<std::string>();
     }
   }
   const json& units = rd.array(j, "$", "units");

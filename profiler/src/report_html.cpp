@@ -364,6 +364,8 @@ class Report {
         << "</style>\n</head>\n<body>\n<main>\n"
         << "<h1>" << esc(o_.title) << "</h1>\n";
     if (!o_.subtitle.empty()) os_ << "<p class=\"subtitle\">" << esc(o_.subtitle) << "</p>\n";
+    if (const std::string c = configuration_line(p_); !c.empty())
+      os_ << "<p class=\"subtitle\" id=\"configuration\">" << esc(c) << "</p>\n";
     os_ << "<nav><a href=\"#summary\">summary</a>"
         << (p_.serving.empty() ? "" : "<a href=\"#serving-section\">serving</a>")
         << "<a href=\"#timeline-section\">timeline</a>"

@@ -73,6 +73,7 @@ std::string expect_error(const std::string& text) {
 TEST(Profile, RoundTripKeepsEveryField) {
   RunProfile p = sample();
   p.ops[1].stalls = StallBuckets{};  // an op without measured buckets
+  p.configuration = {{"system", "sohu-8"}, {"hash", "0123456789abcdef"}};
   std::stringstream s;
   write_profile(s, p);
   const RunProfile q = read_profile(s, "mem");
@@ -90,6 +91,7 @@ TEST(Profile, RoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(q.ops[1].stalls.total(), 0);  // not measured: no "stalls" written
   EXPECT_EQ(q.summary_text.at("model"), "tiny \"model\"");
   EXPECT_DOUBLE_EQ(q.summary.at("ttft_ms"), 3.25);
+  EXPECT_EQ(q.configuration, p.configuration);
   ASSERT_EQ(q.units.size(), 3u);
   EXPECT_EQ(q.units[2].name(), "host0.host");
   ASSERT_EQ(q.windows.size(), 1u);

@@ -96,6 +96,23 @@ TEST(ReportHtml, HasEverySectionAndChart) {
   EXPECT_EQ(check_nesting(html), "");
 }
 
+TEST(ReportHtml, HeaderNamesTheConfiguration) {
+  test::ExampleRun run = test::example_run();
+  EXPECT_EQ(render(run.profile, run.analysis).find("id=\"configuration\""), std::string::npos);  // none recorded
+  run.profile.configuration = {{"system", "sohu-8"},        {"devices", "8"},     {"arch", "sohu"},
+                               {"hbm", "hbm3e-9600"},       {"hbm_stacks", "6"},  {"sets", "[\"a.b=1\"]"},
+                               {"configs", "[]"},           {"version", "0.1.0"}, {"commit", "abc123"},
+                               {"hash", "00ff00ff00ff00ff"}};
+  const std::string line = configuration_line(run.profile);
+  EXPECT_EQ(line,
+            "sohu-8 (8 devices) \u00b7 arch sohu \u00b7 HBM hbm3e-9600 x 6 \u00b7 set [\"a.b=1\"] \u00b7 sohusim 0.1.0 "
+            "(abc123) \u00b7 config 00ff00ff00ff00ff");
+  const std::string html = render(run.profile, run.analysis);
+  EXPECT_NE(html.find("<p class=\"subtitle\" id=\"configuration\">sohu-8 (8 devices)"), std::string::npos);
+  EXPECT_NE(html.find("set [&quot;a.b=1&quot;]"), std::string::npos);
+  EXPECT_EQ(check_nesting(html), "");
+}
+
 TEST(ReportHtml, IsSelfContained) {
   test::ExampleRun run = test::example_run();
   std::string html = render(run.profile, run.analysis);

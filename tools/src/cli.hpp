@@ -40,11 +40,18 @@ void add_gemm_command(CLI::App& root, const GlobalOptions& global, Action& actio
 void add_run_command(CLI::App& root, const GlobalOptions& global, Action& action);
 void add_serve_command(CLI::App& root, const GlobalOptions& global, Action& action);
 void add_report_command(CLI::App& root, const GlobalOptions& global, Action& action);
+void add_sweep_command(CLI::App& root, const GlobalOptions& global, Action& action);
+// The whole command line: --configs and every subcommand (main.cpp; sweep parses its points with it).
+void add_commands(CLI::App& app, GlobalOptions& global, Action& action);
 
 // Preset folders, in search order: --configs dirs, $SOHUSIM_CONFIGS, the source
 // tree's configs/ (for a binary run from its build tree), the installed ones.
 std::vector<std::filesystem::path> preset_dirs(const GlobalOptions& global);
 std::vector<std::string> preset_dir_strings(const GlobalOptions& global);
+
+// --arch, --hbm, --config: the layers a run names besides its system and --set
+// (platform::ConfigChoice, run_configuration.hpp).
+void add_layer_options(CLI::App* cmd, platform::ConfigChoice& choice);
 
 // The simulator of a subcommand: a configuration error stays a ConfigError (exit 2 with its
 // diagnostics), any other bad option std::invalid_argument becomes a UsageError.

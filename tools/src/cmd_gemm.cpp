@@ -20,6 +20,7 @@
 #include "sohusim/device/compute/systolic.hpp"
 #include "sohusim/platform/host_agent.hpp"
 #include "sohusim/platform/host_system.hpp"
+#include "sohusim/platform/run_configuration.hpp"
 #include "sohusim/sim/instrumentation.hpp"
 #include "sohusim/sim/sim_time.hpp"
 
@@ -29,6 +30,7 @@ namespace {
 
 struct GemmOptions {
   std::string arch = "sohu";
+  std::string hbm;
   std::uint64_t m = 0, k = 0, n = 0;
   std::string dtype = "bf16";
   std::string dataflow, fold_model, array;
@@ -51,6 +53,12 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
       throw UsageError("--arch: `" + o.arch + "` is neither a file nor a preset; presets: " + names);
     }
     loader.load_preset(preset);
+  }
+  if (!o.hbm.empty()) {
+    const std::vector<std::string> all = loader.available_presets();
+    if (std::find(all.begin(), all.end(), "hbm/" + o.hbm) == all.end())
+      throw UsageError("--hbm: `" + o.hbm + "` is not an HBM preset (configs/hbm)");
+    loader.load_preset("hbm/" + o.hbm);
   }
   apply_output_options(loader, o.out);
   if (!o.dataflow.empty()) loader.set("device.matrix.dataflow=" + o.dataflow);
@@ -198,6 +206,17 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
     j["energy_joules"] = energy.total_j;
     j["average_watts"] = energy.average_w;
     j["wall_seconds"] = run.wall_seconds;
+    j["configuration"] = {{"arch", o.arch},
+                          {"hbm", cfg.get_string("hbm.name")},
+                          {"hbm_stacks", cfg.get_uint("hbm.stacks")},
+                          {"configs", o.out.files},
+                          {"sets", o.out.sets},
+                          {"fidelity", cfg.get_string("sim.fidelity")},
+                          {"mode", cfg.get_string("sim.data_mode")},
+                          {"devices", 1},
+                          {"version", platform::build_version()},
+                          {"commit", platform::build_commit()},
+                          {"hash", platform::fnv1a_hex(platform::simulated_values(cfg).dump())}};
     std::cout << j.dump() << "\n";
   } else {
     std::cout << std::setprecision(4) << "sohusim gemm: " << p.name << ", " << o.m << " x " << o.k << " x " << o.n
@@ -228,6 +247,7 @@ void add_gemm_command(CLI::App& root, const GlobalOptions& global, Action& actio
       root.add_subcommand("gemm", "run one GEMM command through the device; print cycles, time, TFLOPS, utilization");
   cmd->add_option("--arch", o->arch, "architecture preset (configs/arch: sohu, a100-like, h100-like) or a YAML file")
       ->capture_default_str();
+  cmd->add_option("--hbm", o->hbm, "HBM preset (configs/hbm): replaces the arch's HBM generation, keeps its stacks");
   cmd->add_option("--m", o->m, "rows of A and C")->required();
   cmd->add_option("--k", o->k, "reduction dimension")->required();
   cmd->add_option("--n", o->n, "columns of B and C")->required();

@@ -43,6 +43,7 @@ struct RunOptions {
   bool json = false, upload = false, decode_only = false, capture = false;
   std::uint64_t seed = 1;
   std::vector<std::string> sets;
+  platform::ConfigChoice layers;  // --arch, --hbm, --config
 };
 
 double sum_glob(counters::Registry& r, const std::string& pattern) {
@@ -106,6 +107,9 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
 
   platform::SimulatorOptions so;
   so.system = o.system;
+  so.arch = o.layers.arch;
+  so.hbm = o.layers.hbm;
+  so.configs = o.layers.configs;
   so.config_dirs = dirs;
   so.overrides = o.sets;
   if (!o.trace_detail.empty()) so.overrides.push_back("trace.detail=" + o.trace_detail);
@@ -212,13 +216,20 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   std::vector<platform::DeviceCapture> captures;
   for (auto& c : captured) captures.insert(captures.end(), c.begin(), c.end());
   const platform::AlignedViewStats aligned = platform::draw_aligned_view(*sim, captures, &host_alignment);
-  if (!o.stats.empty()) sim->write_stats(o.stats);
+  // An output that cannot be written (a full disk) fails the command but keeps the others.
+  const std::string stats_error = o.stats.empty() ? std::string() : sim->write_stats(o.stats);
+  if (!stats_error.empty()) std::cerr << "sohusim run: --stats: " << stats_error << "\n";
+  const int done_code = stats_error.empty() ? kOk : kSimulationError;
   sim->close_trace();
   if (!failure.empty()) {
     std::cerr << "sohusim run: " << failure << "\n";
     if (o.json) {
       // What a script reading stdout needs to tell a failed run from a finished one.
-      nlohmann::json j = {{"ok", false}, {"failure", failure}, {"model", model.name}, {"system", spec.name}};
+      nlohmann::json j = {{"ok", false},
+                          {"failure", failure},
+                          {"model", model.name},
+                          {"system", spec.name},
+                          {"configuration", sim->configuration().record()}};
       std::cout << j.dump(2) << "\n";
     }
     if (profiling) {
@@ -273,6 +284,7 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
     j["pipeline_stages"] = stages;
     j["dtype"] = driver::dtype_name(dtype);
     j["mode"] = functional ? "functional" : "timing";
+    j["configuration"] = sim->configuration().record();
     j["batch"] = o.batch;
     j["prompt"] = o.prompt;
     j["gen"] = o.gen;
@@ -337,7 +349,7 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
     if (profiling) write_profile_outputs(*sim, results, dtype, j, o, captures);
     if (o.json) {
       std::cout << j.dump(2) << "\n";
-      return kOk;
+      return done_code;
     }
   }
   std::ostringstream s;
@@ -387,7 +399,7 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
   }
   s << "  wall         " << sim->wall_seconds() << " s\n";
   std::cout << s.str();
-  return kOk;
+  return done_code;
 }
 
 }  // namespace
@@ -405,7 +417,9 @@ void add_run_command(CLI::App& root, const GlobalOptions& global, Action& action
   cmd->add_option("--gen", o->gen, "output tokens per sequence")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 20));
-  cmd->add_option("--dtype", o->dtype, "fp8 | fp8_e5m2 | bf16 | fp16 | fp32")->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, "fp8 | fp8_e5m2 | bf16 | fp16 | fp32")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp8", "fp8_e4m3", "fp8_e5m2", "bf16", "fp16", "fp32"}));
   cmd->add_option("--tp", o->tp, "tensor-parallel degree (default: every device of a host)");
   cmd->add_option("--fidelity", o->fidelity, "fast | detailed (default: the arch's)")
       ->check(CLI::IsMember({"fast", "detailed"}));
@@ -435,6 +449,7 @@ void add_run_command(CLI::App& root, const GlobalOptions& global, Action& action
   cmd->add_flag("--decode-only", o->decode_only,
                 "steady-state decode study: no prefill, the KV cache holds --prompt positions already");
   cmd->add_option("--seed", o->seed, "seed of the functional mode's weights and prompts")->capture_default_str();
+  add_layer_options(cmd, o->layers);
   cmd->add_option("--set", o->sets, "config override key=value (repeatable)");
   cmd->callback([o, &global, &action] { action = [o, &global] { return run_run(global, *o); }; });
 }

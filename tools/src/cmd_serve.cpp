@@ -49,6 +49,7 @@ struct ServeOptions {
   std::uint64_t profile_interval_ns = 1'000'000;
   std::uint64_t seed = 1;
   std::vector<std::string> sets;
+  platform::ConfigChoice layers;  // --arch, --hbm, --config
 };
 
 nlohmann::json percentiles_ms(const workloads::Percentiles& p) {
@@ -127,6 +128,9 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
 
   platform::SimulatorOptions so;
   so.system = o.system;
+  so.arch = o.layers.arch;
+  so.hbm = o.layers.hbm;
+  so.configs = o.layers.configs;
   so.config_dirs = dirs;
   so.overrides = o.sets;
   so.fidelity = o.fidelity;
@@ -155,7 +159,8 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  if (!o.stats.empty()) sim->write_stats(o.stats);
+  const std::string stats_error = o.stats.empty() ? std::string() : sim->write_stats(o.stats);
+  if (!stats_error.empty()) std::cerr << "sohusim serve: --stats: " << stats_error << "\n";
   sim->close_trace();
   if (!o.csv.empty()) {
     std::ofstream os(o.csv);
@@ -188,6 +193,7 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
   j["max_batch"] = sched.max_batch;
   j["max_tokens"] = sched.max_tokens;
   j["swap"] = o.swap;
+  j["configuration"] = sim->configuration().record();
   nlohmann::json metrics;
   workloads::to_json(metrics, m);
   j["metrics"] = metrics;
@@ -279,7 +285,7 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
     }
     return kSimulationError;
   }
-  return kOk;
+  return stats_error.empty() ? kOk : kSimulationError;
 }
 
 }  // namespace
@@ -292,7 +298,9 @@ void add_serve_command(CLI::App& root, const GlobalOptions& global, Action& acti
       ->capture_default_str();
   cmd->add_option("--system", o->system, "system name (configs/systems) or a system YAML file (one host)")
       ->capture_default_str();
-  cmd->add_option("--dtype", o->dtype, "fp8 | fp8_e5m2 | bf16 | fp16 | fp32")->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, "fp8 | fp8_e5m2 | bf16 | fp16 | fp32")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp8", "fp8_e4m3", "fp8_e5m2", "bf16", "fp16", "fp32"}));
   cmd->add_option("--tp", o->tp, "tensor-parallel degree (default: every device of the host)");
   cmd->add_option("--scenario", o->scenario, "offline | poisson | gamma | closed | trace")->capture_default_str();
   cmd->add_option("--rate", o->rate, "requests per second (poisson, gamma)")
@@ -344,6 +352,7 @@ void add_serve_command(CLI::App& root, const GlobalOptions& global, Action& acti
       ->capture_default_str()
       ->check(CLI::Range(100ULL, 1'000'000'000ULL));
   cmd->add_option("--seed", o->seed, "seed of the request stream")->capture_default_str();
+  add_layer_options(cmd, o->layers);
   cmd->add_option("--set", o->sets, "config override key=value (repeatable)");
   // A later value of an option replaces an earlier one (scripts append their overrides).
   for (CLI::Option* opt : cmd->get_options()) {

@@ -22,6 +22,16 @@ std::vector<std::string> preset_dir_strings(const GlobalOptions& global) {
   return out;
 }
 
+void add_layer_options(CLI::App* cmd, platform::ConfigChoice& choice) {
+  cmd->add_option("--arch", choice.arch,
+                  "device architecture for every host: a preset (configs/arch) or a YAML file (default: the system's)");
+  cmd->add_option("--hbm", choice.hbm,
+                  "HBM preset (configs/hbm, e.g. hbm3e-9600): replaces the arch's HBM generation, keeps its stacks");
+  cmd->add_option("--config", choice.configs,
+                  "config file or preset, layered after the arch, the HBM preset and the system's set list "
+                  "(repeatable, in order)");
+}
+
 std::unique_ptr<platform::Simulator> make_simulator(const platform::SimulatorOptions& options) {
   try {
     return std::make_unique<platform::Simulator>(options);

@@ -49,6 +49,8 @@ profiler::RunProfile build_run_profile(Simulator& sim, const std::vector<workloa
   profiler::RunProfile p;
   p.start_ns = 0;
   p.end_ns = sim.simulated_seconds() * 1e9;
+  const nlohmann::json record = sim.configuration().record();
+  for (const auto& [k, v] : record.items()) p.configuration[k] = v.is_string() ? v.get<std::string>() : v.dump();
   const unsigned per_host = sys.spec().hosts.front().devices;
   const auto mdtype = static_cast<device::DataType>(static_cast<unsigned>(dtype));
   const double eb = workloads::element_bytes(dtype);

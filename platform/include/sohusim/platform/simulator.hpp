@@ -30,6 +30,7 @@
 #include "sohusim/driver/device_access.hpp"
 #include "sohusim/driver/runtime.hpp"
 #include "sohusim/platform/profiling/clock_ping.hpp"
+#include "sohusim/platform/run_configuration.hpp"
 
 namespace sohusim::platform {
 
@@ -37,13 +38,10 @@ class System;
 class ProfileSampler;
 class CommandProfile;
 
-struct SimulatorOptions {
-  std::string system = "sohu-1";         // name in configs/systems, or a YAML file path
-  std::vector<std::string> overrides;    // "key=value" applied to every device/host config
-  std::string fidelity;                  // "fast" | "detailed" | "" (the system's)
-  std::string mode;                      // "timing" | "functional" | "" (the system's)
-  std::string trace_file;                // .pftrace/.perfetto-trace (protobuf) or .json; "" = none
-  std::vector<std::string> config_dirs;  // where presets are found; empty = built-in search
+/// The machine (ConfigChoice: system, arch, HBM preset, config layers, overrides, fidelity,
+/// mode; run_configuration.hpp) and what to record while it runs.
+struct SimulatorOptions : ConfigChoice {
+  std::string trace_file;  // .pftrace/.perfetto-trace (protobuf) or .json; "" = none
   /// > 0: sample the counters the profiler needs every this many ns of simulated time while
   /// host programs run (ProfileSampler; the interval doubles as samples accumulate).
   std::uint64_t profile_interval_ns = 0;
@@ -94,10 +92,15 @@ class Simulator {
   double run(const HostProgram& program, const std::vector<unsigned>& hosts = {});
 
   System& system();
+  /// What the simulator was built from, resolved; configuration().record() is what results carry.
+  const RunConfiguration& configuration() const { return *configuration_; }
   counters::Registry& stats();
   counters::TraceRecorder& trace();
-  /// Writes the statistics (.json or .csv by extension).
-  void write_stats(const std::string& path) const;
+  /// Writes the statistics (.json or .csv by extension), with the configuration record (JSON:
+  /// under "configuration"; CSV: rows of kind "config"). Returns "" or what went wrong (the
+  /// file could not be created, the device was full); never throws, as it often runs after a
+  /// failed simulation whose other outputs must still be written.
+  std::string write_stats(const std::string& path) const;
   /// Flushes and closes the trace (also done by the destructor).
   void close_trace();
   double simulated_seconds() const;
@@ -112,6 +115,7 @@ class Simulator {
 
  private:
   struct State;
+  std::unique_ptr<RunConfiguration> configuration_;
   std::unique_ptr<counters::Registry> registry_;
   std::unique_ptr<counters::TraceRecorder> trace_;
   std::unique_ptr<System> system_;

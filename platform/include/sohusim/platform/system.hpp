@@ -2,9 +2,9 @@
 // System: the simulated machine a SystemSpec describes, built at once (SystemC elaboration):
 // per host a platform::HostSystem with its devices on their own root ports, the
 // SimDeviceAccess its software uses, chip-to-chip channels between the devices of a host as
-// the spec's topology says, and the host network. Each host's configuration is its arch
-// preset, then the system's `set:` list, then the caller's overrides (sim.fidelity,
-// sim.data_mode, ...), validated against the full schema like any config file.
+// the spec's topology says, and the host network. Each host's configuration comes resolved
+// (run_configuration.hpp: arch, HBM preset, the system's `set:` list, config layers,
+// overrides), validated against the full schema like any config file.
 //
 // Stats: host<h>.* (DRAM, root complex, links as host<h>.pcie.dev<i>.*), dev<i>.* per
 // device, dev<i>.c2c.to<j>.tx.* per chip-to-chip direction, net.* for the host network.
@@ -20,6 +20,7 @@
 #include "sohusim/device/units/c2c_link.hpp"
 #include "sohusim/platform/host_network.hpp"
 #include "sohusim/platform/host_system.hpp"
+#include "sohusim/platform/run_configuration.hpp"
 #include "sohusim/platform/sim_device_access.hpp"
 #include "sohusim/platform/system_spec.hpp"
 
@@ -34,8 +35,7 @@ std::vector<std::string> default_config_dirs();
 
 class System {
  public:
-  System(const SystemSpec& spec, const std::vector<std::string>& config_dirs, const std::vector<std::string>& overrides,
-         counters::Registry& registry, counters::TraceRecorder* trace);
+  System(const RunConfiguration& configuration, counters::Registry& registry, counters::TraceRecorder* trace);
   ~System();
 
   const SystemSpec& spec() const { return spec_; }

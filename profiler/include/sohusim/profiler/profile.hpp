@@ -164,6 +164,9 @@ struct RunProfile {
   /// Free-form facts of the run (model, system, dtype, TTFT...), numbers and strings.
   std::map<std::string, std::string> summary_text;
   std::map<std::string, double> summary;
+  /// What the run was configured with (system, arch, hbm, sets, version, commit, hash...),
+  /// as the producer records it; values as text.
+  std::map<std::string, std::string> configuration;
   double start_ns = 0, end_ns = 0;  // the profiled span
   std::vector<Unit> units;
   std::vector<OpRecord> ops;  // ascending start per place
@@ -183,6 +186,10 @@ struct RunProfile {
   /// work (of an op or a command row).
   void validate() const;
 };
+
+/// The configuration in one line for a report header: "sohu-8 (8 devices) · arch sohu · HBM
+/// hbm3e-8000 x 6 · set k=v, ... · sohusim 0.1.0 (commit) · config <hash>"; "" when none.
+std::string configuration_line(const RunProfile& p);
 
 void write_profile(std::ostream& os, const RunProfile& p);
 /// `source` names the input in errors (a file name).
