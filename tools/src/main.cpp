@@ -15,14 +15,12 @@ int main(int argc, char* argv[]) {
   return sc_core::sc_elab_and_sim(argc, argv);
 }
 
-int sc_main(int argc, char* argv[]) {
-  using namespace sohusim::tools;
-  CLI::App app{"sohusim: cycle-approximate simulator of a Sohu-class transformer accelerator"};
+namespace sohusim::tools {
+
+void add_commands(CLI::App& app, GlobalOptions& global, Action& action) {
   app.require_subcommand(1);
   app.fallthrough();
-  GlobalOptions global;
   app.add_option("--configs", global.config_dirs, "extra folder of presets, searched first (repeatable)");
-  Action action;
   add_version_command(app, action);
   add_config_command(app, global, action);
   add_demo_command(app, global, action);
@@ -32,6 +30,17 @@ int sc_main(int argc, char* argv[]) {
   add_run_command(app, global, action);
   add_serve_command(app, global, action);
   add_report_command(app, global, action);
+  add_sweep_command(app, global, action);
+}
+
+}  // namespace sohusim::tools
+
+int sc_main(int argc, char* argv[]) {
+  using namespace sohusim::tools;
+  CLI::App app{"sohusim: cycle-approximate simulator of a Sohu-class transformer accelerator"};
+  GlobalOptions global;
+  Action action;
+  add_commands(app, global, action);
   // CLI11 would only say "a subcommand is required"; name the word it did not know.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
