@@ -86,6 +86,15 @@ const char* dtype_name(DType t) {
   return "unknown";
 }
 
+DType parse_dtype(const std::string& name) {
+  if (name == "fp8" || name == "fp8_e4m3") return DType::Fp8E4M3;
+  if (name == "fp8_e5m2") return DType::Fp8E5M2;
+  if (name == "bf16") return DType::Bf16;
+  if (name == "fp16") return DType::Fp16;
+  if (name == "fp32") return DType::Fp32;
+  throw std::invalid_argument("dtype `" + name + "`: allowed fp8 (= fp8_e4m3), fp8_e5m2, bf16, fp16, fp32");
+}
+
 // ---- common fields ----------------------------------------------------------------------
 
 void Command::set_cid(std::uint16_t cid) {

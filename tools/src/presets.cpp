@@ -79,12 +79,11 @@ CLI::Validator finite_range(double lo, double hi) {
 }
 
 driver::DType parse_dtype(const std::string& s) {
-  if (s == "fp8" || s == "fp8_e4m3") return driver::DType::Fp8E4M3;
-  if (s == "fp8_e5m2") return driver::DType::Fp8E5M2;
-  if (s == "bf16") return driver::DType::Bf16;
-  if (s == "fp16") return driver::DType::Fp16;
-  if (s == "fp32") return driver::DType::Fp32;
-  throw UsageError("--dtype: `" + s + "` (allowed: fp8, fp8_e5m2, bf16, fp16, fp32)");
+  try {
+    return driver::parse_dtype(s);
+  } catch (const std::invalid_argument&) {
+    throw UsageError("--dtype: `" + s + "` (allowed: fp8, fp8_e5m2, bf16, fp16, fp32)");
+  }
 }
 
 }  // namespace sohusim::tools

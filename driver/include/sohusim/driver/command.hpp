@@ -36,6 +36,8 @@ enum class CollOp : std::uint8_t { Send = 0, Recv = 1, ReduceStep = 2, GatherSte
 /// Bytes per element (FP8 1, BF16/FP16 2, FP32 4).
 unsigned dtype_bytes(DType t);
 const char* dtype_name(DType t);  // "fp8", "fp8_e5m2", "bf16", "fp16", "fp32"
+/// The inverse of dtype_name, "fp8_e4m3" too; std::invalid_argument naming the allowed names.
+DType parse_dtype(const std::string& name);
 
 struct Command {
   std::array<std::uint32_t, 16> dw{};
