@@ -16,6 +16,21 @@ if(NOT EXISTS ${WORK_DIR}/prefix/lib/cmake/sohusim/sohusimConfig.cmake)
   message(FATAL_ERROR "install did not produce lib/cmake/sohusim/sohusimConfig.cmake")
 endif()
 
+# The Python package, at the path the install printed, imported with nothing but that path:
+# the program and the presets are found in the prefix.
+if(PYTHON)
+  if(NOT LAST_OUTPUT MATCHES "sohusim Python package: ([^ \n]+)")
+    message(FATAL_ERROR "the install did not print where the Python package went:\n${LAST_OUTPUT}")
+  endif()
+  set(site ${CMAKE_MATCH_1})
+  if(NOT EXISTS ${site}/sohusim/__init__.py OR NOT site MATCHES "^${WORK_DIR}/prefix/")
+    message(FATAL_ERROR "no sohusim package at the printed path ${site}")
+  endif()
+  run(${CMAKE_COMMAND} -E env --unset=SOHUSIM_BIN --unset=SOHUSIM_CONFIGS PYTHONPATH=${site} PYTHONDONTWRITEBYTECODE=1
+      ${PYTHON_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_python_package.py ${WORK_DIR}/prefix)
+  message(STATUS "${LAST_OUTPUT}")
+endif()
+
 set(extra)
 if(SANITIZE)
   list(APPEND extra "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined"
