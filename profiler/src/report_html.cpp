@@ -15,6 +15,7 @@
 
 #include "report_common.hpp"
 #include "report_serving.hpp"
+#include "sohusim/profiler/report_style.hpp"
 
 namespace sohusim::profiler {
 namespace {
@@ -342,25 +343,10 @@ class Report {
     os_ << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         << "<meta name=\"generator\" content=\"sohusim report\">\n"
         << "<title>" << esc(o_.title) << "</title>\n<style>\n"
-        << "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;font-size:13px;color:#222;margin:0;"
-           "background:#fff}\n"
-        << "main{max-width:" << width_ + 40 << "px;margin:0 auto;padding:8px 20px 40px}\n"
-        << "h1{font-size:22px;margin:16px 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid "
-           "#ccc;padding-bottom:3px}h3{font-size:14px;margin:16px 0 6px}\n"
-        << ".subtitle{color:#666;margin:0 0 12px}\n"
-        << "table.data{border-collapse:collapse;margin:6px 0 10px}\n"
-        << "table.data th,table.data td{border:1px solid #ddd;padding:2px 7px;text-align:right;"
-           "white-space:nowrap}\n"
-        << "table.data th{background:#f2f2f2;text-align:center}table.data td.t{text-align:left;white-space:normal;"
-           "word-break:break-all}\n"
-        << "table.data tr:nth-child(even) td{background:#fafafa}\n"
-        << "svg.chart{display:block;margin:6px 0 12px;font-size:11px;background:#fff}\n"
-        << "svg.chart text{fill:#333}\n"
-        << ".no-data{color:#888;font-style:italic}\n"
+        << report_stylesheet(static_cast<int>(width_))
         << ".verdict{font-weight:bold;padding:1px 6px;border-radius:3px}\n"
         << ".detector{font-family:monospace;background:#eee;padding:0 4px;border-radius:3px}\n"
         << "ol.findings li{margin:0 0 8px}ol.findings .numbers{color:#555;font-family:monospace}\n"
-        << "nav a{margin-right:12px;color:#35c}\n"
         << "</style>\n</head>\n<body>\n<main>\n"
         << "<h1>" << esc(o_.title) << "</h1>\n";
     if (!o_.subtitle.empty()) os_ << "<p class=\"subtitle\">" << esc(o_.subtitle) << "</p>\n";

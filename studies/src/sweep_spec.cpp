@@ -190,9 +190,19 @@ SweepSpec SweepSpec::parse(const std::string& yaml, const std::string& source) {
   if (const YAML::Node t = root["timeout"]) {
     const std::string text = scalar(s, t, "timeout").text;
     try {
-      s.timeout_s = config::parse_quantity(text, config::Dimension::Time);
+      // Wall-clock limits are minutes and hours; the configuration's time units stop at s.
+      double scale = 1;
+      std::string seconds = text;
+      for (const auto& [unit, factor] : {std::pair<const char*, double>{" min", 60.0}, {" h", 3600.0}}) {
+        const std::string u = unit;
+        if (text.size() > u.size() && text.compare(text.size() - u.size(), u.size(), u) == 0) {
+          seconds = text.substr(0, text.size() - u.size()) + " s";
+          scale = factor;
+        }
+      }
+      s.timeout_s = config::parse_quantity(seconds, config::Dimension::Time) * scale;
     } catch (const std::exception& e) {
-      fail(s, t, "timeout", e.what());
+      fail(s, t, "timeout", std::string(e.what()) + " (also: min, h)");
     }
     if (!(s.timeout_s > 0) || s.timeout_s > 7 * 24 * 3600.0)
       fail(s, t, "timeout", "`" + text + "` (allowed: more than 0 s, at most 7 days)");

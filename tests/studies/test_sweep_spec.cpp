@@ -68,6 +68,13 @@ TEST(SweepSpec, RepetitionsSetTheSeed) {
   EXPECT_EQ(*(std::find(a.begin(), a.end(), "--seed") + 1), "3");
 }
 
+TEST(SweepSpec, TimeoutsTakeSecondsMinutesAndHours) {
+  EXPECT_EQ(SweepSpec::parse("timeout: 90 s\n", "s.yaml").timeout_s, 90);
+  EXPECT_EQ(SweepSpec::parse("timeout: 10 min\n", "s.yaml").timeout_s, 600);
+  EXPECT_EQ(SweepSpec::parse("timeout: 2 h\n", "s.yaml").timeout_s, 7200);
+  EXPECT_EQ(SweepSpec::parse("timeout: 250 ms\n", "s.yaml").timeout_s, 0.25);
+}
+
 TEST(SweepSpec, ErrorsNameTheLineColumnAndKey) {
   EXPECT_EQ(error_of("command: run\nfixd: {}\n").rfind("s.yaml:2:1: fixd: unknown key", 0), 0U)
       << error_of("command: run\nfixd: {}\n");

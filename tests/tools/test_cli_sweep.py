@@ -8,6 +8,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import textwrap
 import time
@@ -115,6 +116,37 @@ class Sweep(unittest.TestCase):
         self.assertIn("wrote " + path, r.stderr)
         with open(path) as f:
             self.assertEqual(f.read(), sohusim("sweep", "--csv", out).stdout)
+
+    def test_the_study_report_renders_with_charts_fronts_and_points(self):
+        out = os.path.join(self.dir, "out")
+        self.assertEqual(sohusim("sweep", self.spec(TINY_STUDY), "-o", out, "-j", "2").returncode, 0)
+        page = os.path.join(self.dir, "study.html")
+        r = sohusim("sweep", "--report", out, "-o", page, "--pareto", "output_tokens_per_second,average_watts",
+                    "--pareto", "tpot_ms:min,output_tokens_per_joule")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("wrote " + page, r.stderr)
+        with open(page) as f:
+            html = f.read()
+        self.assertIn("<h1>Study: tiny-study</h1>", html)
+        self.assertIn('id="pareto-1"', html)
+        for i in range(4):
+            self.assertIn('<tr id="p%d">' % i, html)
+        here = os.path.dirname(os.path.abspath(__file__))
+        r = subprocess.run([sys.executable, os.path.join(here, "render_report.py"), page, "-", "--ids",
+                            "line-0,heat-0,pareto-0,pareto-1"], capture_output=True, text=True, timeout=300)
+        if r.returncode == 77:
+            self.skipTest(r.stdout.strip())
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # Bad requests name what was wrong.
+        r = sohusim("sweep", "--report", out, "-o", page, "--metric", "tokens")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no column `tokens`", r.stderr)
+        r = sohusim("sweep", "--report", out, "-o", page, "--pareto", "tpot_ms")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("is not X,Y", r.stderr)
+        r = sohusim("sweep", "--report", os.path.join(self.dir, "nothing"), "-o", page)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("does not exist", r.stderr)
 
     def test_a_failing_point_is_recorded_and_the_sweep_goes_on(self):
         out = os.path.join(self.dir, "out")

@@ -16,6 +16,7 @@
 #include "sohusim/studies/point_runner.hpp"
 #include "sohusim/studies/result_store.hpp"
 #include "sohusim/studies/slurm_array.hpp"
+#include "sohusim/studies/study_report.hpp"
 #include "sohusim/studies/sweep_spec.hpp"
 #include "sohusim/studies/sweep_validation.hpp"
 
@@ -26,7 +27,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct SweepOptions {
-  std::string spec, out, merge, csv, task, output;
+  std::string spec, out, merge, csv, report, task, output;
+  std::vector<std::string> metrics, pareto;
   unsigned jobs = 1, index = 0;
   bool retry = false, dry_run = false, slurm = false, wait = false;
   studies::SlurmOptions slurm_options;
@@ -106,9 +108,41 @@ int run_sweep(const GlobalOptions& global, const SweepOptions& o) {
     }
     return kOk;
   }
+  if (!o.report.empty()) {
+    if (!fs::exists(database_path(o.report)))
+      throw UsageError("--report: " + database_path(o.report) + " does not exist");
+    if (o.output.empty()) throw UsageError("--report DIR -o FILE.html: where the page goes");
+    studies::ResultStore store(database_path(o.report));
+    studies::StudyReportOptions ro;
+    ro.metrics = o.metrics;
+    for (const std::string& pair : o.pareto) {
+      const std::size_t comma = pair.find(',');
+      if (comma == std::string::npos)
+        throw UsageError("--pareto: `" + pair + "` is not X,Y (e.g. output_tokens_per_second,average_watts)");
+      try {
+        ro.pareto.emplace_back(studies::parse_objective(pair.substr(0, comma)),
+                               studies::parse_objective(pair.substr(comma + 1)));
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+    }
+    std::ostringstream page;
+    try {
+      studies::write_study_report(page, store, ro);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    std::ofstream os(o.output);
+    os << page.str();
+    os.flush();
+    if (!os) throw UsageError("-o: cannot write `" + o.output + "`");
+    std::cerr << "wrote " << o.output << " (" << fs::file_size(o.output) << " bytes)\n";
+    return kOk;
+  }
   if (!o.task.empty()) return studies::run_array_task(o.task, o.index, self_program()) == 0 ? kOk : kSimulationError;
 
-  if (o.spec.empty()) throw UsageError("give a sweep spec (sohusim sweep SPEC.yaml -o DIR), or --merge/--csv DIR");
+  if (o.spec.empty())
+    throw UsageError("give a sweep spec (sohusim sweep SPEC.yaml -o DIR), or --merge/--csv/--report DIR");
   if (o.out.empty()) throw UsageError("-o DIR: where the results go");
   studies::SweepSpec spec;
   std::vector<studies::SweepPoint> points;
@@ -232,12 +266,19 @@ void add_sweep_command(CLI::App& root, const GlobalOptions& global, Action& acti
   auto* cmd = root.add_subcommand(
       "sweep", "run a design-space study: every point of a spec as its own process, results in SQLite");
   cmd->add_option("spec", o->spec, "the sweep spec (YAML; docs/studies.md)");
-  cmd->add_option("-o,--out", o->out, "results folder (DIR/results.sqlite); with --csv: the CSV file");
+  cmd->add_option("-o,--out", o->out, "results folder (DIR/results.sqlite); with --csv or --report: the file written");
   cmd->add_option("-j,--jobs", o->jobs, "points run at once")->capture_default_str()->check(CLI::Range(1u, 1024u));
   cmd->add_flag("--retry", o->retry, "run the failed and timed-out points of DIR again");
   cmd->add_flag("--dry-run", o->dry_run, "check the spec and print every point's command line; run nothing");
   cmd->add_option("--merge", o->merge, "gather a Slurm sweep's task results in DIR into its database");
   cmd->add_option("--csv", o->csv, "export DIR's results as CSV (to stdout, or -o FILE)");
+  cmd->add_option("--report", o->report,
+                  "write DIR's study report (HTML: charts over the axes, Pareto fronts) to -o FILE");
+  cmd->add_option("--metric", o->metrics,
+                  "--report: a metric to chart (repeatable; default: the command's usual ones)");
+  cmd->add_option("--pareto", o->pareto,
+                  "--report: a Pareto front of two metrics, X,Y, each NAME[:max|:min] (repeatable; "
+                  "e.g. output_tokens_per_second:max,average_watts:min)");
   cmd->add_flag("--slurm", o->slurm, "submit the points as a Slurm job array (sbatch) instead of running them here");
   cmd->add_option("--partition", o->slurm_options.partition, "--slurm: the partition (default: the cluster's)");
   cmd->add_option("--time", o->slurm_options.time_limit, "--slurm: time limit per task, Slurm syntax (e.g. 30:00)");
@@ -252,7 +293,7 @@ void add_sweep_command(CLI::App& root, const GlobalOptions& global, Action& acti
   cmd->callback([o, &global, &action] {
     action = [o, &global] {
       SweepOptions opts = *o;
-      if (!opts.csv.empty()) std::swap(opts.output, opts.out);
+      if (!opts.csv.empty() || !opts.report.empty()) std::swap(opts.output, opts.out);
       return run_sweep(global, opts);
     };
   });

@@ -18,7 +18,7 @@
 //     - {hbm: hbm3e-8000, device.matrix.engines: 64}
 //   repeat: 2                       # each point this many times, with --seed 1, 2, ...
 //   seed_option: seed
-//   timeout: 10 min                 # wall time of one point (default 1 h)
+//   timeout: 10 min                 # wall time of one point (ms, s, min, h; default 1 h)
 //
 // Errors name the file, line and column, and the key: unknown keys, empty axes, a zip of
 // unequal lengths, an axis named twice, an output option in a point (a point's output is its
