@@ -224,7 +224,9 @@ double Simulator::run(const HostProgram& program, const std::vector<unsigned>& h
     const bool at_limit = sc_core::sc_time_stamp() >= limit || sc_core::sc_pending_activity();
     throw SimulationError(
         std::to_string(*remaining) + " host program(s) did not finish: " +
-        (at_limit ? "the simulated-time limit sim.stop_time (" + limit.to_string() + ") was reached"
+        (at_limit ? "the simulated-time limit sim.stop_time (" + limit.to_string() +
+                        ") was reached; a longer run needs a higher one (--set \"sim.stop_time=100 s\", or "
+                        "`set: [sim.stop_time=100 s]` in the system file)"
                   : std::string("nothing is left to happen (a wait that no device or host will satisfy)")));
   }
   return sc_core::sc_time_stamp().to_seconds() - t0;

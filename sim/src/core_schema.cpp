@@ -1,6 +1,8 @@
 // The core parameters: simulation control, clock domains, trace and statistics output.
 #include "sohusim/sim/core_schema.hpp"
 
+#include "sohusim/config/config.hpp"
+
 namespace sohusim::sim {
 
 config::Schema core_schema() {
@@ -39,6 +41,14 @@ config::Schema core_schema() {
       .enumeration("format", "json", {"json", "csv"}, "statistics file format")
       .quantity("sample_interval", config::Dimension::Time, "0 s", "0 s", "1 s",
                 "period of sampled statistics over time; 0 s: end-of-run values only");
+  // A period of a few picoseconds is in range but would take a sample per simulated event and
+  // more: a run that never ends. Sampling is for curves over time, not for every cycle.
+  schema.add_check([](const config::Config& c, std::vector<config::ConfigDiagnostic>& out) {
+    const double s = c.get_quantity("stats.sample_interval");
+    if (s > 0 && s < 1e-9)
+      out.push_back(c.diagnose("stats.sample_interval", "a period below 1 ns samples faster than anything changes",
+                               "0 s (none), or 1 ns .. 1 s"));
+  });
 
   return schema;
 }

@@ -211,7 +211,8 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
   const double bytes = sys.registry.value("demo.bytes");
   const double reqs = sys.registry.value("demo.requests");
   // Stats and trace are written whatever happened: what ran stays visible.
-  if (!stats_path.empty()) write_stats(sys.registry, stats_path, cfg.get_string("stats.format"));
+  if (!stats_path.empty() && !write_stats(sys.registry, stats_path, cfg.get_string("stats.format")))
+    rc = kSimulationError;
   sys.trace->close();
 
   if (o.out.json) {

@@ -128,6 +128,7 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
   platform::HostAgent agent(*sys);
   device::Cqe done{};
   std::string failure;
+  bool finished = false;
   sc_core::sc_time t0, t1;
   sc_core::sc_spawn(
       [&] {
@@ -140,6 +141,7 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
               1, platform::make_gemm(a, b, c, static_cast<std::uint32_t>(o.m), static_cast<std::uint32_t>(o.k),
                                      static_cast<std::uint32_t>(o.n), dt, dt));
           t1 = sc_core::sc_time_stamp();
+          finished = true;
           if (done.status != 0)
             failure = std::string("the GEMM completed with status ") +
                       device::to_string(static_cast<device::Status>(done.status));
@@ -150,12 +152,16 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
       "host_agent");
   const SimulationRun run = run_simulation(cfg);
   sys->sync_stats();
-  if (!stats_path.empty()) write_stats(registry, stats_path, cfg.get_string("stats.format"));
+  const bool stats_ok = stats_path.empty() || write_stats(registry, stats_path, cfg.get_string("stats.format"));
   trace->close();
   int code = run.exit_code;
+  // The GEMM never completed: cut by sim.stop_time (or lost), not a result of 0 s.
+  if (code == kOk && failure.empty() && !finished) failure = "the GEMM did not complete: " + run.unfinished();
   if (code == kOk && !failure.empty()) code = kSimulationError;
+  if (code == kOk && !stats_ok) code = kSimulationError;
   if (code != kOk) {
-    std::cerr << "sohusim gemm: " << (failure.empty() ? run.failure : failure) << "\n";
+    const std::string& why = failure.empty() ? run.failure : failure;
+    if (!why.empty()) std::cerr << "sohusim gemm: " << why << "\n";
     return code;
   }
 

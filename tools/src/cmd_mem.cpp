@@ -309,7 +309,7 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
     errors += static_cast<std::uint64_t>(registry.value("mem.gen" + std::to_string(i) + ".errors"));
   }
   // Stats and trace are written whatever happened: what ran stays visible.
-  if (!stats_path.empty()) write_stats(registry, stats_path, cfg.get_string("stats.format"));
+  if (!stats_path.empty() && !write_stats(registry, stats_path, cfg.get_string("stats.format"))) rc = kSimulationError;
   trace->close();
 
   const double sim_s = end.to_seconds();

@@ -279,9 +279,16 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
     failure = run.unfinished() + " after " + std::to_string(bytes_done) + " of " + std::to_string(total) + " bytes";
     rc_code = kSimulationError;
   }
-  if (!stats_path.empty()) write_stats(registry, stats_path, cfg.get_string("stats.format"));
+  if (!stats_path.empty() && !write_stats(registry, stats_path, cfg.get_string("stats.format")))
+    rc_code = kSimulationError;
   trace->close();
-  if (capture_file) capture_file->flush();
+  if (capture_file) {
+    capture_file->flush();
+    if (!*capture_file) {
+      std::cerr << "sohusim: --capture: writing '" << o.capture << "' failed (device full or I/O error)\n";
+      rc_code = kSimulationError;
+    }
+  }
 
   const double sim_s = end > begin ? (end - begin).to_seconds() : 0.0;
   const double throughput = sim_s > 0 ? static_cast<double>(bytes_done) / sim_s : 0.0;

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "cli.hpp"
@@ -33,6 +34,9 @@ void add_layer_options(CLI::App* cmd, platform::ConfigChoice& choice) {
 }
 
 std::unique_ptr<platform::Simulator> make_simulator(const platform::SimulatorOptions& options) {
+  // A trace path that cannot be written is the user's to fix (exit 2), like any other output's.
+  if (!options.trace_file.empty() && !std::ofstream(options.trace_file))
+    throw UsageError("--trace: cannot write `" + options.trace_file + "`");
   try {
     return std::make_unique<platform::Simulator>(options);
   } catch (const config::ConfigError&) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <iostream>
 
 #include <systemc>
 
@@ -16,18 +17,25 @@ void check_stats_path(const std::string& path) {
   }
 }
 
-void write_stats(const counters::Registry& registry, const std::string& path, const std::string& format) {
+bool write_stats(const counters::Registry& registry, const std::string& path, const std::string& format) {
   std::ofstream os(path);
-  if (!os) throw std::runtime_error("cannot write stats file '" + path + "'");
   auto ends_with = [&](const char* ext) {
     const std::size_t n = std::char_traits<char>::length(ext);
     return path.size() >= n && path.compare(path.size() - n, n, ext) == 0;
   };
-  if (ends_with(".csv") || (!ends_with(".json") && format == "csv")) {
-    registry.write_csv(os);
-  } else {
-    registry.write_json(os);
+  if (os) {
+    if (ends_with(".csv") || (!ends_with(".json") && format == "csv")) {
+      registry.write_csv(os);
+    } else {
+      registry.write_json(os);
+    }
+    os.flush();
   }
+  if (!os) {
+    std::cerr << "sohusim: --stats / stats.file: writing '" << path << "' failed (device full or I/O error)\n";
+    return false;
+  }
+  return true;
 }
 
 std::unique_ptr<counters::TraceRecorder> open_trace(const std::string& path, const std::string& format) {

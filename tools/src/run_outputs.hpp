@@ -43,8 +43,10 @@ SimulationRun run_simulation(const config::Config& config);
 
 // Creates the stats file now to prove the path works; throws UsageError if not.
 void check_stats_path(const std::string& path);
-// The file's extension decides (.csv / .json); otherwise `format` (stats.format) does.
-void write_stats(const counters::Registry& registry, const std::string& path, const std::string& format);
+// The file's extension decides (.csv / .json); otherwise `format` (stats.format) does. False,
+// with the reason on stderr, when the file could not be written (a full disk): the command
+// then ends with exit code 1, its other outputs written.
+bool write_stats(const counters::Registry& registry, const std::string& path, const std::string& format);
 // A recorder writing `path` in `format` (auto | perfetto | json); disabled when
 // path is empty. A path that cannot be created is a UsageError.
 std::unique_ptr<counters::TraceRecorder> open_trace(const std::string& path, const std::string& format);
