@@ -211,12 +211,15 @@ nlohmann::json run_json(Simulator& sim, const RunPlan& plan, const RunOutcome& o
   j["batch"] = o.batch;
   j["prompt"] = o.prompt;
   j["gen"] = o.gen;
-  j["ttft_ms"] = r.ttft_seconds * 1e3;
+  // A decode-only run processes no prompt: no TTFT (null), and its tokens are output tokens only.
+  j["decode_only"] = o.decode_only;
+  j["ttft_ms"] = o.decode_only ? nlohmann::json(nullptr) : nlohmann::json(r.ttft_seconds * 1e3);
   j["tpot_ms"] = r.tpot_seconds * 1e3;
   j["e2e_ms"] = r.e2e_seconds * 1e3;
   j["load_seconds"] = r.load_seconds;
-  j["tokens_per_second"] = r.tokens_per_second;
-  j["tokens_per_second_counts"] = "input + output tokens over the end-to-end time";
+  j["tokens_per_second"] = o.decode_only ? r.output_tokens_per_second : r.tokens_per_second;
+  j["tokens_per_second_counts"] = o.decode_only ? "output tokens over the end-to-end time (decode-only: no prompt)"
+                                                : "input + output tokens over the end-to-end time";
   j["output_tokens_per_second"] = r.output_tokens_per_second;
   j["simulated_seconds"] = sim_seconds;
   j["wall_seconds"] = outcome.wall_seconds;

@@ -1,6 +1,7 @@
 """`sohusim run`: a transformer request end to end (defaults, JSON, functional mode, bad input)."""
 import json
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -99,6 +100,25 @@ class RunCli(unittest.TestCase):
             with open(trace) as f:
                 t = json.load(f)
             self.assertTrue(t["traceEvents"])
+            # The command says what it wrote, with sizes.
+            self.assertIn("sohusim run: wrote %s (" % trace, r.stderr)
+            self.assertRegex(r.stderr, r"%s \([0-9.]+ [kM]?B, --stats\)" % re.escape(stats))
+
+    def test_decode_only_reports_what_it_measured(self):
+        r = run("--model", "gpt2", "--prompt", "64", "--gen", "3", "--batch", "2", "--decode-only", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertTrue(j["decode_only"])
+        self.assertIsNone(j["ttft_ms"])  # no prefill: nothing to time
+        self.assertEqual(j["tokens_per_second"], j["output_tokens_per_second"])
+        self.assertIn("decode-only", j["tokens_per_second_counts"])
+        r = run("--model", "gpt2", "--prompt", "64", "--gen", "3", "--batch", "2", "--decode-only")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("  TTFT ", r.stdout)
+        self.assertIn("decode-only  steady-state decode steps over a KV cache that starts with 64 positions",
+                      r.stdout)
+        self.assertIn("(output only: decode-only)", r.stdout)
+        self.assertNotIn("input + output", r.stdout)
 
     def test_unknown_model_lists_the_known_ones(self):
         self.usage_error("--model", "llama-9", expect=("llama-9", "llama-3-70b"))

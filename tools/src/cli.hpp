@@ -62,6 +62,10 @@ std::unique_ptr<platform::Simulator> make_simulator(const platform::SimulatorOpt
 // (empty paths are not written and are skipped).
 void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
+// Says on stderr what a command wrote: "sohusim run: wrote run.html (245 kB, --report), ...",
+// each (flag, path) whose file exists, with its size; nothing when none was asked for.
+void print_written(const std::string& command, const std::vector<std::pair<std::string, std::string>>& outputs);
+
 // A number in [lo, hi], finite: CLI::Range lets NaN through (every comparison with it is false).
 CLI::Validator finite_range(double lo, double hi);
 

@@ -214,6 +214,7 @@ int run_demo(const GlobalOptions& global, const DemoOptions& o) {
   if (!stats_path.empty() && !write_stats(sys.registry, stats_path, cfg.get_string("stats.format")))
     rc = kSimulationError;
   sys.trace->close();
+  print_written("demo", {{"--trace", cfg.get_string("trace.file")}, {"--stats", stats_path}});
 
   if (o.out.json) {
     nlohmann::json j;

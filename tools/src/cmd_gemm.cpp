@@ -154,6 +154,7 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
   sys->sync_stats();
   const bool stats_ok = stats_path.empty() || write_stats(registry, stats_path, cfg.get_string("stats.format"));
   trace->close();
+  print_written("gemm", {{"--trace", cfg.get_string("trace.file")}, {"--stats", stats_path}});
   int code = run.exit_code;
   // The GEMM never completed: cut by sim.stop_time (or lost), not a result of 0 s.
   if (code == kOk && failure.empty() && !finished) failure = "the GEMM did not complete: " + run.unfinished();

@@ -311,6 +311,7 @@ int run_mem(const GlobalOptions& global, const MemOptions& o) {
   // Stats and trace are written whatever happened: what ran stays visible.
   if (!stats_path.empty() && !write_stats(registry, stats_path, cfg.get_string("stats.format"))) rc = kSimulationError;
   trace->close();
+  print_written("mem", {{"--trace", cfg.get_string("trace.file")}, {"--stats", stats_path}});
 
   const double sim_s = end.to_seconds();
   const double bw = sim_s > 0 ? bytes / sim_s : 0.0;

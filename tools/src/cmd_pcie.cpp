@@ -282,6 +282,7 @@ int run_pcie(const GlobalOptions& global, const PcieOptions& o) {
   if (!stats_path.empty() && !write_stats(registry, stats_path, cfg.get_string("stats.format")))
     rc_code = kSimulationError;
   trace->close();
+  print_written("pcie", {{"--trace", cfg.get_string("trace.file")}, {"--stats", stats_path}, {"--capture", o.capture}});
   if (capture_file) {
     capture_file->flush();
     if (!*capture_file) {

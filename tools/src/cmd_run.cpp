@@ -82,14 +82,23 @@ std::string run_text(platform::Simulator& sim, const platform::RunPlan& plan, co
     << ", tp " << plan.tp << ", " << stages << " stage" << (stages > 1 ? "s" : "") << "), "
     << driver::dtype_name(plan.dtype) << ", " << (plan.functional ? "functional" : "timing") << "\n";
   s << "  request      batch " << o.batch << ", prompt " << o.prompt << ", gen " << o.gen << "\n";
-  s << "  TTFT         " << r.ttft_seconds * 1e3 << " ms\n";
+  if (o.decode_only) {
+    // No prompt was processed: there is no first token to time, and only output tokens count.
+    s << "  decode-only  steady-state decode steps over a KV cache that starts with " << o.prompt
+      << " positions; no prefill, so no TTFT\n";
+  } else {
+    s << "  TTFT         " << r.ttft_seconds * 1e3 << " ms\n";
+  }
   s << "  TPOT         " << r.tpot_seconds * 1e3 << " ms\n";
   s << "  end to end   " << r.e2e_seconds * 1e3 << " ms";
   if (o.upload_weights) s << " (+ " << r.load_seconds * 1e3 << " ms weight upload)";
   s << "\n";
   s.precision(1);
-  s << "  tokens/s     " << r.tokens_per_second << " (input + output), " << r.output_tokens_per_second
-    << " (output only)\n";
+  if (o.decode_only)
+    s << "  tokens/s     " << r.output_tokens_per_second << " (output only: decode-only)\n";
+  else
+    s << "  tokens/s     " << r.tokens_per_second << " (input + output), " << r.output_tokens_per_second
+      << " (output only)\n";
   s.precision(3);
   s << "  utilization  compute " << f.compute_utilization * 100 << " %, HBM bandwidth " << f.hbm_utilization * 100
     << " % (over " << sim_seconds * 1e3 << " ms simulated)\n";
@@ -193,6 +202,8 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
       j["failure"] = out.failure;
       write_profile_outputs(*sim, out.results, plan.dtype, j, o, out.captures);
     }
+    print_written("run",
+                  {{"--trace", o.trace}, {"--stats", o.stats}, {"--profile", o.profile}, {"--report", o.report}});
     if (sim->abandoned()) {
       // Every output is written and closed. The suspended host threads' stacks still point at
       // what they allocated; SystemC cannot unwind them and a leak checker cannot see into
@@ -206,6 +217,7 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
 
   const nlohmann::json j = platform::run_json(*sim, plan, out);
   if (profiling) write_profile_outputs(*sim, out.results, plan.dtype, j, o, out.captures);
+  print_written("run", {{"--trace", o.trace}, {"--stats", o.stats}, {"--profile", o.profile}, {"--report", o.report}});
   if (o.json) {
     std::cout << j.dump(2) << "\n";
     return done_code;

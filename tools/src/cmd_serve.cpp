@@ -167,6 +167,9 @@ int run_serve(const GlobalOptions& global, const ServeOptions& o) {
   } else {
     std::cout << serve_text(plan, out);
   }
+  print_written(
+      "serve",
+      {{"--trace", o.trace}, {"--stats", o.stats}, {"--csv", o.csv}, {"--profile", o.profile}, {"--report", o.report}});
   if (!r.failure.empty()) {
     std::cerr << "sohusim serve: " << r.failure << "\n";
     if (sim->abandoned()) {

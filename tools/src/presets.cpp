@@ -1,6 +1,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "cli.hpp"
@@ -59,6 +60,27 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
     }
     seen.emplace_back(flag, p);
   }
+}
+
+void print_written(const std::string& command, const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::string line;
+  for (const auto& [flag, path] : outputs) {
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::is_regular_file(path, ec)) continue;
+    const double bytes = static_cast<double>(std::filesystem::file_size(path, ec));
+    std::ostringstream size;
+    size.precision(3);
+    if (bytes < 1e3)
+      size << bytes << " B";
+    else if (bytes < 1e6)
+      size << bytes / 1e3 << " kB";
+    else if (bytes < 1e9)
+      size << bytes / 1e6 << " MB";
+    else
+      size << bytes / 1e9 << " GB";
+    line += (line.empty() ? "" : ", ") + path + " (" + size.str() + ", " + flag + ")";
+  }
+  if (!line.empty()) std::cerr << "sohusim " << command << ": wrote " << line << "\n";
 }
 
 CLI::Validator finite_range(double lo, double hi) {
