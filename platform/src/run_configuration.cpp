@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "sohusim/config/config_error.hpp"
 #include "sohusim/platform/system.hpp"
 
 namespace sohusim::platform {
@@ -84,6 +85,25 @@ nlohmann::json topology_json(const SystemSpec& s) {
   return j;
 }
 
+// The loader names every key=value it was given "--set"; those of the system file's `set:`
+// list are the file's, and are named so (unless an override sets the same key).
+config::ConfigError in_system_sets(const config::ConfigError& e, const SystemSpec& spec,
+                                   const std::vector<std::string>& overrides) {
+  auto key_of = [](const std::string& assignment) { return assignment.substr(0, assignment.find('=')); };
+  std::vector<config::ConfigDiagnostic> out = e.diagnostics();
+  for (config::ConfigDiagnostic& d : out) {
+    if (d.file != "--set") continue;
+    bool in_spec = false, overridden = false;
+    for (const std::string& s : spec.sets) in_spec = in_spec || key_of(s) == d.key;
+    for (const std::string& s : overrides) overridden = overridden || key_of(s) == d.key;
+    if (in_spec && !overridden) {
+      d.file = spec.source;
+      d.message = "(its `set:` list) " + d.message;
+    }
+  }
+  return config::ConfigError(out);
+}
+
 }  // namespace
 
 nlohmann::json simulated_values(const config::Config& c) {
@@ -120,7 +140,11 @@ RunConfiguration resolve_configuration(const ConfigChoice& choice) {
   nlohmann::json canonical;
   canonical["topology"] = topology_json(rc.spec);
   for (const HostSpec& h : rc.spec.hosts) {
-    rc.host_configs.push_back(load_host_config(rc, h, dirs, overrides));
+    try {
+      rc.host_configs.push_back(load_host_config(rc, h, dirs, overrides));
+    } catch (const config::ConfigError& e) {
+      throw in_system_sets(e, rc.spec, overrides);
+    }
     canonical["hosts"].push_back(simulated_values(rc.host_configs.back()));
   }
   rc.hash = fnv1a_hex(canonical.dump());

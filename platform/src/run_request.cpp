@@ -68,6 +68,7 @@ RunPlan plan_run(const RunRequest& request, const ConfigChoice& machine) {
     throw std::invalid_argument("--tp " + std::to_string(p.tp) + ": a host has " + std::to_string(p.per_host) +
                                 " devices");
   }
+  p.spec.check_tensor_parallel(p.tp);
   p.stages = static_cast<unsigned>(p.spec.hosts.size());
   return p;
 }

@@ -81,6 +81,7 @@ ServePlan plan_serve(const ServeRequest& o, const ConfigChoice& machine) {
     throw std::invalid_argument("--tp " + std::to_string(p.tp) + ": the host has " + std::to_string(per_host) +
                                 " devices");
   }
+  p.spec.check_tensor_parallel(p.tp);
   ServingOptions& sv = p.options;
   sv.device.dtype = p.dtype;
   sv.device.tp = p.tp;

@@ -1,5 +1,6 @@
 #include "sohusim/platform/system_spec.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -33,6 +34,13 @@ void check_keys(const std::string& source, const YAML::Node& n, const std::strin
       fail(source, kv.first, where.empty() ? k : where + "." + k, "unknown key (allowed: " + list + ")");
     }
   }
+}
+
+// A single word or name: a list or mapping where one belongs is named, not a yaml-cpp
+// "bad conversion".
+std::string as_text(const std::string& source, const YAML::Node& n, const std::string& key) {
+  if (!n.IsScalar()) fail(source, n, key, "expected a single value (a name or a word), not a list or mapping");
+  return n.Scalar();
 }
 
 unsigned as_count(const std::string& source, const YAML::Node& n, const std::string& key, unsigned lo, unsigned hi) {
@@ -118,6 +126,28 @@ std::vector<std::pair<unsigned, unsigned>> SystemSpec::links_of(unsigned h) cons
   return out;
 }
 
+void SystemSpec::check_tensor_parallel(unsigned tp) const {
+  if (tp <= 1) return;
+  for (unsigned h = 0; h < hosts.size(); ++h) {
+    const std::vector<std::pair<unsigned, unsigned>> links = links_of(h);
+    std::vector<std::pair<unsigned, unsigned>> needed;
+    if (c2c == "mesh") {
+      for (unsigned a = 0; a < tp; ++a)
+        for (unsigned b = a + 1; b < tp; ++b) needed.emplace_back(a, b);
+    } else {
+      for (unsigned a = 0; a < tp; ++a) needed.emplace_back(std::min(a, (a + 1) % tp), std::max(a, (a + 1) % tp));
+    }
+    for (const auto& [a, b] : needed) {
+      if (std::find(links.begin(), links.end(), std::make_pair(a, b)) != links.end()) continue;
+      throw std::invalid_argument(source + ": system `" + name + "` (c2c: " + (c2c == "links" ? "a list" : c2c) +
+                                  ") has no chip-to-chip link between devices " + std::to_string(a) + " and " +
+                                  std::to_string(b) + " of host `" + hosts[h].name +
+                                  "`, which tensor parallelism over " + std::to_string(tp) +
+                                  " devices needs: link them (c2c: mesh or ring) or use fewer (--tp)");
+    }
+  }
+}
+
 SystemSpec SystemSpec::parse(const std::string& yaml, const std::string& source) {
   YAML::Node root;
   try {
@@ -133,12 +163,13 @@ SystemSpec SystemSpec::parse(const std::string& yaml, const std::string& source)
   check_keys(source, root, "", {"name", "description", "arch", "set", "hosts", "c2c", "network", "host_costs"});
   SystemSpec s;
   s.source = source;
-  s.name = root["name"] ? root["name"].as<std::string>() : std::filesystem::path(source).stem().string();
-  if (root["description"]) s.description = root["description"].as<std::string>();
-  if (root["arch"]) s.arch = root["arch"].as<std::string>();
+  s.name = root["name"] ? as_text(source, root["name"], "name") : std::filesystem::path(source).stem().string();
+  if (root["description"]) s.description = as_text(source, root["description"], "description");
+  if (root["arch"]) s.arch = as_text(source, root["arch"], "arch");
   if (const YAML::Node set = root["set"]) {
     if (!set.IsSequence()) fail(source, set, "set", "a list of key=value strings");
-    for (const auto& e : set) s.sets.push_back(e.as<std::string>());
+    for (std::size_t i = 0; i < set.size(); ++i)
+      s.sets.push_back(as_text(source, set[i], "set[" + std::to_string(i) + "]"));
   }
   const YAML::Node hosts = root["hosts"];
   if (!hosts || !hosts.IsSequence() || hosts.size() == 0)
@@ -150,11 +181,11 @@ SystemSpec SystemSpec::parse(const std::string& yaml, const std::string& source)
     if (!h.IsMap()) fail(source, h, where, "a mapping {name, devices[, arch, clock]}");
     check_keys(source, h, where, {"name", "devices", "arch", "clock"});
     HostSpec hs;
-    hs.name = h["name"] ? h["name"].as<std::string>() : "host" + std::to_string(i);
+    hs.name = h["name"] ? as_text(source, h["name"], where + ".name") : "host" + std::to_string(i);
     if (!names.insert(hs.name).second) fail(source, h, where + ".name", "`" + hs.name + "` is used twice");
     if (!h["devices"]) fail(source, h, where + ".devices", "missing (1 .. 14 devices per host)");
     hs.devices = as_count(source, h["devices"], where + ".devices", 1, 14);
-    if (h["arch"]) hs.arch = h["arch"].as<std::string>();
+    if (h["arch"]) hs.arch = as_text(source, h["arch"], where + ".arch");
     hs.clock.seed = static_cast<std::uint64_t>(i);
     if (h["clock"]) hs.clock = host_clock(source, h["clock"], where + ".clock", static_cast<unsigned>(i));
     s.hosts.push_back(hs);
@@ -180,7 +211,12 @@ SystemSpec SystemSpec::parse(const std::string& yaml, const std::string& source)
                    " devices, indices 0 .. " + std::to_string(smallest - 1) + ")");
         }
         if (a == b) fail(source, c[i], where, "a device cannot be linked to itself");
-        s.c2c_links.emplace_back(std::min(a, b), std::max(a, b));
+        const std::pair<unsigned, unsigned> link(std::min(a, b), std::max(a, b));
+        if (std::find(s.c2c_links.begin(), s.c2c_links.end(), link) != s.c2c_links.end())
+          fail(
+              source, c[i], where,
+              "[" + std::to_string(a) + ", " + std::to_string(b) + "] is listed twice (a pair is one link, both ways)");
+        s.c2c_links.push_back(link);
       }
     } else {
       fail(source, c, "c2c", "mesh, ring, none, or a list of [a, b] device pairs");

@@ -50,5 +50,34 @@ class BadInput(unittest.TestCase):
                 self.assertIn(message, r.stderr)
 
 
+# System files with a mistake: (file text, exit code, message part).
+SYSTEM_FILES = [
+    ("name: x\ndescription: [a, b]\nhosts:\n  - {name: host0, devices: 1}\n", 2,
+     "sys.yaml:2: description: expected a single value"),
+    ("name: {a: 1}\nhosts:\n  - {name: host0, devices: 1}\n", 2, "sys.yaml:1: name: expected a single value"),
+    ("name: x\nhosts:\n  - {name: host0, devices: 2}\nc2c: [[0, 1], [1, 0]]\n", 2,
+     "sys.yaml:4: c2c[1]: [1, 0] is listed twice"),
+    ("name: x\nhosts:\n  - {name: host0, devices: 2}\nc2c: none\n", 2,
+     "has no chip-to-chip link between devices 0 and 1 of host `host0`"),
+    ("name: x\nset: [sim.stop_time=1 parsec]\nhosts:\n  - {name: host0, devices: 1}\n", 2,
+     "sys.yaml: sim.stop_time: (its `set:` list) expected a time"),
+]
+
+
+class BadSystemFiles(unittest.TestCase):
+    def test_each_mistake_is_named_with_its_file_line_and_key(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "sys.yaml")
+            for text, code, message in SYSTEM_FILES:
+                with self.subTest(text=text):
+                    with open(path, "w") as f:
+                        f.write(text)
+                    r = subprocess.run([BIN, "run", "--model", "gpt2", "--system", path], capture_output=True,
+                                       text=True, timeout=300, stdin=subprocess.DEVNULL)
+                    self.assertEqual(r.returncode, code, r.stderr[-800:])
+                    self.assertIn(message, r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

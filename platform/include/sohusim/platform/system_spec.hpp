@@ -51,6 +51,11 @@ struct SystemSpec {
   /// The chip-to-chip pairs of host `h` (indices within the host).
   std::vector<std::pair<unsigned, unsigned>> links_of(unsigned h) const;
 
+  /// Throws std::invalid_argument, naming the missing pair, when the first `tp` devices of a
+  /// host lack a chip-to-chip link their all-reduce uses (mesh: the pairs it sends over; ring and
+  /// listed links: the ring 0-1-...-(tp-1)-0; none: any).
+  void check_tensor_parallel(unsigned tp) const;
+
   /// Parses YAML text; `source` names it in errors. Throws std::invalid_argument.
   static SystemSpec parse(const std::string& yaml, const std::string& source);
   /// A path to an existing file, or a name looked up as <dir>/systems/<name>.yaml.
