@@ -35,6 +35,13 @@ CASES = [
     (["run", "--arch", "tpu"], 2, "arch `tpu`"),
     (["run", "--config", "/no/such.yaml"], 2, "/no/such.yaml"),
     (["run", "--dtype", "int4"], 2, "--dtype: int4 not in"),
+    # Values that wrapped around or were silently ignored.
+    (["mem", "--preset", "hbm3-6400", "--pattern", "strided:-1", "--requests", "100"], 2,
+     "`-1` is not a stride of 1 B .. 1 PB"),
+    (["gemm", "--m", "64", "--k", "64", "--n", "64", "--array", "-1x4"], 2, "`-1x4` is not RxC"),
+    (["mem", "--preset", "hbm3-6400", "--trace-file", "/dev/null", "--pattern", "random"], 2,
+     "--pattern excludes --trace-file"),
+    (["pcie", "--gen", "4", "--lanes", "4", "--capture-types", "MRd"], 2, "--capture-types requires --capture"),
 ]
 
 

@@ -141,6 +141,9 @@ class ReportCli(unittest.TestCase):
         self.assertTrue(profile["windows"], "the counter windows of what ran")
         r = sohusim("report", p, "-o", self.path("again.html"))
         self.assertEqual(r.returncode, 0, r.stderr)
+        # The summary says the run failed and why; with no op finished there is no verdict.
+        self.assertIn("  failed   1 host program(s) did not finish", r.stdout)
+        self.assertNotIn("( of the critical path)", r.stdout)
 
 
 class TraceDetail(unittest.TestCase):

@@ -69,7 +69,7 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
     std::size_t p1 = 0, p2 = 0;
     unsigned long r = 0, c = 0;
     try {
-      if (x == std::string::npos) throw std::invalid_argument("x");
+      if (x == std::string::npos || o.array.find('-') != std::string::npos) throw std::invalid_argument("x");
       r = std::stoul(o.array.substr(0, x), &p1);
       c = std::stoul(o.array.substr(x + 1), &p2);
     } catch (const std::exception&) {

@@ -142,7 +142,10 @@ memory::LoadPattern parse_pattern(const std::string& text) {
   } else if (kind == "strided" && !arg.empty()) {
     p.kind = memory::LoadPattern::Kind::Strided;
     try {
-      p.stride = static_cast<std::uint64_t>(config::parse_quantity(arg, config::Dimension::Bytes, true));
+      const double stride = config::parse_quantity(arg, config::Dimension::Bytes, true);
+      // A negative stride would wrap to 2^64 - |s| in the cast below.
+      if (!(stride >= 1) || stride > 1e15) throw config::UnitError("`" + arg + "` is not a stride of 1 B .. 1 PB");
+      p.stride = static_cast<std::uint64_t>(stride);
     } catch (const config::UnitError& e) {
       throw UsageError("--pattern strided:STRIDE: " + std::string(e.what()));
     }
@@ -412,17 +415,22 @@ void add_mem_command(CLI::App& root, const GlobalOptions& global, Action& action
   cmd->add_option("--refresh", o->refresh, "allbank | perbank | off")
       ->check(CLI::IsMember({"allbank", "perbank", "off"}));
   cmd->add_option("--mapping", o->mapping, "address mapping preset (default, RoBaBgCoPcCh, single-pc, ...)");
-  cmd->add_option("--pattern", o->pattern, "stream | random | strided:STRIDE | mix:READ_PCT")->capture_default_str();
-  cmd->add_option("--reads", o->reads,
-                  "percent of requests that are reads, for stream, random and strided patterns (default 100)");
-  cmd->add_option("--size", o->size, "bytes per request (any size and alignment; e.g. 64, 4KiB)")
-      ->capture_default_str();
+  auto* pattern = cmd->add_option("--pattern", o->pattern, "stream | random | strided:STRIDE | mix:READ_PCT")
+                      ->capture_default_str();
+  auto* reads = cmd->add_option(
+      "--reads", o->reads, "percent of requests that are reads, for stream, random and strided patterns (default 100)");
+  auto* size = cmd->add_option("--size", o->size, "bytes per request (any size and alignment; e.g. 64, 4KiB)")
+                   ->capture_default_str();
   cmd->add_option("--requests", o->requests, "requests in total")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--initiators", o->initiators, "AT initiators")->capture_default_str()->check(CLI::Range(1, 1024));
   cmd->add_option("--outstanding", o->outstanding, "requests in flight per initiator")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
-  cmd->add_option("--trace-file", o->trace_file, "play this request trace (`<time> <address> <R|W> <size>` lines)");
+  // A trace says each request's address, kind and size: the pattern options would be ignored.
+  cmd->add_option("--trace-file", o->trace_file, "play this request trace (`<time> <address> <R|W> <size>` lines)")
+      ->excludes(pattern)
+      ->excludes(reads)
+      ->excludes(size);
   add_output_options(cmd, o->out, "YAML config file(s), applied after the preset");
   cmd->callback([&action, &global, o] { action = [&global, o] { return run_mem(global, *o); }; });
 }

@@ -378,9 +378,10 @@ void add_pcie_command(CLI::App& root, const GlobalOptions& global, Action& actio
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--ber", o->ber, "bit error rate for injected LCRC errors (e.g. 1e-9)")->check(finite_range(0, 1));
   cmd->add_flag("--no-bulk", o->no_bulk, "move even multi-megabyte requests TLP by TLP");
-  cmd->add_option("--capture", o->capture, "write a protocol-analyzer listing of the TLPs to FILE");
-  cmd->add_option("--capture-types", o->capture_types, "only these TLP types, e.g. MRd,CplD");
-  cmd->add_option("--capture-range", o->capture_range, "only TLPs whose address is in LO:HI (inclusive)");
+  auto* capture = cmd->add_option("--capture", o->capture, "write a protocol-analyzer listing of the TLPs to FILE");
+  cmd->add_option("--capture-types", o->capture_types, "only these TLP types, e.g. MRd,CplD")->needs(capture);
+  cmd->add_option("--capture-range", o->capture_range, "only TLPs whose address is in LO:HI (inclusive)")
+      ->needs(capture);
   add_output_options(cmd, o->out, "YAML config file(s)");
   cmd->callback([&action, &global, o] { action = [&global, o] { return run_pcie(global, *o); }; });
 }

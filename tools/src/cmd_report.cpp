@@ -93,16 +93,24 @@ int run_report(const ReportCliOptions& o) {
   std::cout.precision(3);
   std::cout << o.input << ": " << p.ops.size() << " ops, critical path " << a.critical_ns * 1e-6 << " ms\n";
   std::cout.precision(1);
-  std::cout << "  verdict  " << profiler::verdict_name(a.run_verdict) << " (";
-  bool first = true;
-  for (unsigned v = 0; v < profiler::kVerdicts; ++v) {
-    const auto verdict = static_cast<profiler::Verdict>(v);
-    if (a.verdict_share(verdict) <= 0) continue;
-    std::cout << (first ? "" : ", ") << profiler::verdict_name(verdict) << " " << a.verdict_share(verdict) * 100
-              << " %";
-    first = false;
+  if (const auto failed = p.summary_text.find("failure"); failed != p.summary_text.end())
+    std::cout << "  failed   " << failed->second << "\n";
+  double shared = 0;
+  for (unsigned v = 0; v < profiler::kVerdicts; ++v) shared += a.verdict_share(static_cast<profiler::Verdict>(v));
+  if (shared <= 0) {
+    std::cout << "  verdict  none: no op finished, so there is no critical path to judge\n";
+  } else {
+    std::cout << "  verdict  " << profiler::verdict_name(a.run_verdict) << " (";
+    bool first = true;
+    for (unsigned v = 0; v < profiler::kVerdicts; ++v) {
+      const auto verdict = static_cast<profiler::Verdict>(v);
+      if (a.verdict_share(verdict) <= 0) continue;
+      std::cout << (first ? "" : ", ") << profiler::verdict_name(verdict) << " " << a.verdict_share(verdict) * 100
+                << " %";
+      first = false;
+    }
+    std::cout << " of the critical path)\n";
   }
-  std::cout << " of the critical path)\n";
   // The kinds of command with most total time.
   const std::size_t kinds_shown = std::min<std::size_t>(a.kinds.size(), 10);
   for (std::size_t i = 0; i < kinds_shown; ++i) {

@@ -170,6 +170,13 @@ int run_run(const GlobalOptions& global, const RunOptions& o) {
     throw UsageError("--sample: the samples go into the trace; give --trace FILE");
   if (profiling) so.profile_interval_ns = o.profile_interval_ns;
   const std::unique_ptr<platform::Simulator> sim = make_simulator(so);
+  // A pattern that matches nothing yet is said (the runtime's statistics appear on its first
+  // use, so it is a warning, not an error).
+  for (const std::string& pattern : o.samples) {
+    if (sim->stats().glob(pattern).empty())
+      std::cerr << "sohusim run: warning: --sample `" << pattern
+                << "` matches no statistic of this system yet (`sohusim run --stats s.json` lists them)\n";
+  }
   // What can be checked before simulating: the shard and the memory plan of every rank.
   try {
     platform::check_run(*sim, plan);
