@@ -227,6 +227,7 @@ nlohmann::json run_json(Simulator& sim, const RunPlan& plan, const RunOutcome& o
   j["hbm_used_bytes"] = f.hbm_used_bytes;
   j["weight_bytes_per_device"] = r.weight_bytes;
   j["kv_cache_bytes_per_device"] = r.kv_bytes;
+  j["activation_bytes_per_device"] = r.activation_bytes;
   j["compute_utilization"] = f.compute_utilization;
   j["hbm_bandwidth_utilization"] = f.hbm_utilization;
   j["hbm_bytes"] = f.hbm_bytes;

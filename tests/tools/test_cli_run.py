@@ -104,6 +104,20 @@ class RunCli(unittest.TestCase):
             self.assertIn("sohusim run: wrote %s (" % trace, r.stderr)
             self.assertRegex(r.stderr, r"%s \([0-9.]+ [kM]?B, --stats\)" % re.escape(stats))
 
+    def test_hbm_used_is_itemised_and_adds_up(self):
+        r = run("--model", "gpt2", "--prompt", "64", "--gen", "2", "--batch", "8", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        parts = j["weight_bytes_per_device"] + j["kv_cache_bytes_per_device"] + j["activation_bytes_per_device"]
+        self.assertGreater(j["activation_bytes_per_device"], 0)
+        self.assertLessEqual(parts, j["hbm_used_bytes"])
+        r = run("--model", "gpt2", "--prompt", "64", "--gen", "2", "--batch", "8")
+        m = re.search(r"HBM used +([0-9.]+) GiB per device: weights ([0-9.]+), KV cache ([0-9.]+), "
+                      r"activations ([0-9.]+), other ([0-9.]+)", r.stdout)
+        self.assertIsNotNone(m, r.stdout)
+        total, *rest = (float(x) for x in m.groups())
+        self.assertAlmostEqual(total, sum(rest), delta=0.002)  # rounding of the printed parts
+
     def test_decode_only_reports_what_it_measured(self):
         r = run("--model", "gpt2", "--prompt", "64", "--gen", "3", "--batch", "2", "--decode-only", "--json")
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -102,9 +102,12 @@ std::string run_text(platform::Simulator& sim, const platform::RunPlan& plan, co
   s.precision(3);
   s << "  utilization  compute " << f.compute_utilization * 100 << " %, HBM bandwidth " << f.hbm_utilization * 100
     << " % (over " << sim_seconds * 1e3 << " ms simulated)\n";
-  s << "  HBM used     " << static_cast<double>(f.hbm_used_bytes) / (1ULL << 30) << " GiB per device (weights "
-    << static_cast<double>(r.weight_bytes) / (1ULL << 30) << ", KV cache "
-    << static_cast<double>(r.kv_bytes) / (1ULL << 30) << ")\n";
+  // The parts add up to the total: the plan's three regions and what the runtime holds besides.
+  const std::uint64_t planned = r.weight_bytes + r.kv_bytes + r.activation_bytes;
+  const std::uint64_t other = f.hbm_used_bytes > planned ? f.hbm_used_bytes - planned : 0;
+  const auto gib = [](std::uint64_t b) { return static_cast<double>(b) / (1ULL << 30); };
+  s << "  HBM used     " << gib(f.hbm_used_bytes) << " GiB per device: weights " << gib(r.weight_bytes) << ", KV cache "
+    << gib(r.kv_bytes) << ", activations " << gib(r.activation_bytes) << ", other " << gib(other) << "\n";
   s << "  energy       " << f.energy_j << " J, " << (sim_seconds > 0 ? f.energy_j / sim_seconds : 0) << " W, "
     << f.output_tokens_per_joule << " output tokens/J\n";
   if (!r.decode.per_kind.empty()) {
