@@ -5,6 +5,7 @@
 // Prints cycles, time, TFLOPS, utilization and HBM traffic (docs/device.md).
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -163,6 +164,14 @@ int run_gemm(const GlobalOptions& global, const GemmOptions& o) {
   if (code != kOk) {
     const std::string& why = failure.empty() ? run.failure : failure;
     if (!why.empty()) std::cerr << "sohusim gemm: " << why << "\n";
+    if (!finished) {
+      // The host agent's thread is suspended mid-command and SystemC cannot unwind it: what it
+      // holds stays allocated. Every output is written; end here, as run does, without
+      // destructors (a leak checker cannot see into the suspended stack).
+      std::cout.flush();
+      std::cerr.flush();
+      std::_Exit(code);
+    }
     return code;
   }
 
