@@ -10,6 +10,7 @@
 #include "sohusim/memory/controller_params.hpp"
 #include "sohusim/memory/dram_spec.hpp"
 #include "sohusim/memory/fast_dram_calibration.hpp"
+#include "sohusim/memory/hbm_memory.hpp"
 #include "sohusim/memory/hbm_schema.hpp"
 #include "sohusim/memory/host_dram_params.hpp"
 #include "sohusim/memory/memory_schema.hpp"
@@ -103,6 +104,12 @@ TEST(ParamTables, StructDefaultsAreTheSchemaDefaults) {
   expect_same_members(HostDramParams::params(), HostDramParams{}, HostDramParams::from_config(c));
   expect_same_members(FastDramCalibration::params(), FastDramCalibration::fitted(),
                       FastDramCalibration::from_config(c));
+  // The TLM target's struct (its keys are declared by hand in memory_frontend_schema).
+  const HbmMemoryParams target = HbmMemoryParams::from_config(c), plain{};
+  EXPECT_EQ(plain.max_transactions, target.max_transactions);
+  EXPECT_EQ(plain.staging, target.staging);
+  EXPECT_EQ(plain.bandwidth_sample_ps, target.bandwidth_sample_ps);
+  EXPECT_EQ(plain.use_bulk, target.use_bulk);
 }
 
 TEST(ParamTables, DefaultsAreHbm3_6400) {

@@ -105,7 +105,7 @@ class FastDram;
 
 struct HbmMemoryParams {
   bool functional = false;
-  std::uint32_t max_transactions = 64;            // held between acceptance and response
+  std::uint32_t max_transactions = 1024;          // held between acceptance and response (hbm.target.*)
   std::uint32_t staging = 1024;                   // per controller queue: split-off accesses waiting for room
   std::uint32_t stacks = 1;                       // for the per-stack roll-ups and bandwidth tracks
   std::uint64_t bandwidth_sample_ps = 1'000'000;  // 0: no bandwidth track
