@@ -42,6 +42,7 @@ CASES = [
     (["mem", "--preset", "hbm3-6400", "--trace-file", "/dev/null", "--pattern", "random"], 2,
      "--pattern excludes --trace-file"),
     (["pcie", "--gen", "4", "--lanes", "4", "--capture-types", "MRd"], 2, "--capture-types requires --capture"),
+    (["sweep", "--merge", "/no/such/sweep"], 2, "--merge: /no/such/sweep/slurm/results: no Slurm results"),
 ]
 
 

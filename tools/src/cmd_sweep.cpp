@@ -85,6 +85,9 @@ std::string params_text(const studies::SweepPoint& p) {
 
 int run_sweep(const GlobalOptions& global, const SweepOptions& o) {
   if (!o.merge.empty()) {
+    if (!fs::is_directory(fs::path(o.merge) / "slurm" / "results"))
+      throw UsageError("--merge: " + (fs::path(o.merge) / "slurm" / "results").string() +
+                       ": no Slurm results to merge (sohusim sweep SPEC -o DIR --slurm writes them)");
     studies::ResultStore store(database_path(o.merge));
     unsigned skipped = 0;
     const unsigned n = studies::merge_results(o.merge, store, &skipped);
